@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp common definitions: compiler helpers, the two atomic wrappers every
+ * ring uses, option-struct helpers and error reporting.
+ *
+ * Do not include this header directly; include <uxdp/uxdp.h> or the layer
+ * header you need (<uxdp/ring.h>, <uxdp/umem.h>, <uxdp/pool.h>).
+ */
+#ifndef UXDP_COMMON_H
+#define UXDP_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UXDP_VERSION_MAJOR 0
+#define UXDP_VERSION_MINOR 1
+
+#define uxdp_likely(x)		__builtin_expect(!!(x), 1)
+#define uxdp_unlikely(x)	__builtin_expect(!!(x), 0)
+
+/* Hot-path helpers are inline in the headers and also exported as symbols
+ * (see src/ring/ring.c) so language bindings can call them.
+ */
+#ifndef UXDP_INLINE
+#define UXDP_INLINE static inline __attribute__((always_inline))
+#endif
+
+#define UXDP_CACHE_LINE 64
+
+/*
+ * The only two atomic operations the rings use. Every use site carries a
+ * label (A, B, C, D) that refers to the ordering diagram at the top of
+ * <uxdp/ring.h>.
+ */
+#define uxdp_load_acquire(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define uxdp_store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/*
+ * Option structs start with their own size and grow at the tail. Zero means
+ * "use the default". A caller built against a newer header may pass a larger
+ * struct; the library rejects it only if the bytes it does not know are
+ * non-zero.
+ */
+#define UXDP_DECLARE_OPTS(type, name, ...) \
+	struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
+
+/*
+ * Error text of the last failed uxdp call in this thread ("" if none). Control
+ * path calls that fail set it along with their -errno / errno so a caller can
+ * say *why* a configuration was refused. Returns a pointer to thread-local
+ * storage, valid until the next failing call in this thread.
+ */
+const char *uxdp_errmsg(void);
+
+enum uxdp_print_level {
+	UXDP_WARN,
+	UXDP_INFO,
+	UXDP_DEBUG,
+};
+
+typedef int (*uxdp_print_fn_t)(enum uxdp_print_level level, const char *fmt,
+			       va_list ap);
+
+/*
+ * The library never prints on its own. Warnings go through this callback;
+ * the default prints UXDP_WARN to stderr and drops the rest. Pass NULL to
+ * silence everything. Returns the previous callback.
+ */
+uxdp_print_fn_t uxdp_set_print(uxdp_print_fn_t fn);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UXDP_COMMON_H */

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp: the Linux XDP / AF_XDP fast path as a userspace C library.
+ * Umbrella header: includes every public layer header.
+ */
+#ifndef UXDP_UXDP_H
+#define UXDP_UXDP_H
+
+#include <uxdp/common.h>
+#include <uxdp/ring.h>
+
+#endif /* UXDP_UXDP_H */

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Error text, the print callback and option-struct validation. */
+#include <stdio.h>
+#include <stdarg.h>
+
+#include "../internal.h"
+
+static __thread char err_buf[256];
+__thread char uxdp_thread_tok;
+
+UXDP_EXPORT const char *uxdp_errmsg(void)
+{
+	return err_buf;
+}
+
+void uxdp_clear_err(void)
+{
+	err_buf[0] = '\0';
+}
+
+int uxdp_fail(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err_buf, sizeof(err_buf), fmt, ap);
+	va_end(ap);
+	return -err;
+}
+
+static int default_print(enum uxdp_print_level level, const char *fmt,
+			 va_list ap)
+{
+	if (level != UXDP_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static uxdp_print_fn_t print_fn = default_print;
+
+UXDP_EXPORT uxdp_print_fn_t uxdp_set_print(uxdp_print_fn_t fn)
+{
+	uxdp_print_fn_t old = print_fn;
+
+	print_fn = fn;
+	return old;
+}
+
+void uxdp_pr(enum uxdp_print_level level, const char *fmt, ...)
+{
+	uxdp_print_fn_t fn = print_fn;
+	va_list ap;
+
+	if (!fn)
+		return;
+	va_start(ap, fmt);
+	fn(level, fmt, ap);
+	va_end(ap);
+}
+
+bool uxdp_opts_valid(const void *opts, size_t user_sz, size_t known_end,
+		     const char *name)
+{
+	const unsigned char *p = opts;
+	size_t i;
+
+	if (user_sz < sizeof(size_t)) {
+		uxdp_fail(EINVAL, "%s: sz is %zu; use UXDP_DECLARE_OPTS", name,
+			  user_sz);
+		return false;
+	}
+	for (i = known_end; i < user_sz; i++) {
+		if (p[i]) {
+			uxdp_fail(EINVAL,
+				  "%s: unknown non-zero byte at offset %zu "
+				  "(built against a newer uxdp?)", name, i);
+			return false;
+		}
+	}
+	return true;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Private to libuxdp: shared by every layer's sources, never installed. */
+#ifndef UXDP_INTERNAL_H
+#define UXDP_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <uxdp/common.h>
+
+#define likely(x)	uxdp_likely(x)
+#define unlikely(x)	uxdp_unlikely(x)
+#define __cold		__attribute__((cold))
+#define UXDP_EXPORT	__attribute__((visibility("default")))
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b)	((a) < (b) ? (a) : (b))
+#define MAX(a, b)	((a) > (b) ? (a) : (b))
+
+static inline bool is_pow2_u64(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+/*
+ * Record why a control-path call failed (read back with uxdp_errmsg()) and
+ * return -@err, so a check reads: return uxdp_fail(EINVAL, "why %u", x);
+ */
+int uxdp_fail(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Clear the thread's error text at the start of a control-path call. */
+void uxdp_clear_err(void);
+
+/* Print through the user's callback (uxdp_set_print). */
+void uxdp_pr(enum uxdp_print_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Option-struct validation: the caller's struct may be older (smaller) or
+ * newer (larger) than ours. Fields past the caller's size read as 0; bytes
+ * past our last field must be 0.
+ */
+bool uxdp_opts_valid(const void *opts, size_t user_sz, size_t known_end,
+		     const char *name);
+
+#define UXDP_OPTS_SZ(opts)	((opts) ? (opts)->sz : 0)
+#define UXDP_OPTS_VALID(opts, type)					\
+	(!(opts) || uxdp_opts_valid((opts), (opts)->sz,			\
+				    offsetof(struct type, type##__last_field) + \
+				    sizeof((opts)->type##__last_field), #type))
+/* Field @f of @opts, or @def if the caller's struct is too small or f is 0. */
+#define UXDP_OPTS_GET(opts, f, def)					\
+	(((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), f) +	\
+	  sizeof((opts)->f) && (opts)->f) ? (opts)->f : (def))
+
+/*
+ * A thread's identity, for "is this the owning thread?" checks on the frame
+ * return path: the address of a thread-local byte is unique among live
+ * threads and costs one TLS address computation to get.
+ */
+extern __thread char uxdp_thread_tok;
+static inline const void *uxdp_thread_id(void)
+{
+	return &uxdp_thread_tok;
+}
+
+/*
+ * Spinlock for short critical sections on the data path (a device TX queue,
+ * a pool's remote-return stack): the cost bulking amortises, so it must be
+ * cheap when uncontended. Test-and-test-and-set: waiters spin on a plain
+ * load so they do not bounce the line while the holder works.
+ * Acquire on lock orders the critical section after it; release on unlock
+ * publishes everything written inside it to the next holder.
+ */
+struct uxdp_spinlock {
+	uint32_t locked;
+};
+
+static inline void uxdp_spin_lock(struct uxdp_spinlock *l)
+{
+	for (;;) {
+		if (!__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
+			return;
+		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+	}
+}
+
+static inline void uxdp_spin_unlock(struct uxdp_spinlock *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
+#endif /* UXDP_INTERNAL_H */

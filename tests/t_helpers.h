@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Shared test helpers (t_ prefix). Include after cmocka's prerequisites. */
+#ifndef UXDP_T_HELPERS_H
+#define UXDP_T_HELPERS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+/* CTest's SKIP_RETURN_CODE: the whole program could not run here. */
+#define T_EXIT_SKIP 77
+
+/*
+ * Skip the whole program loudly: say why on stderr and exit 77. On CI
+ * (UXDP_CI=1 in the environment) a skip is a failure instead: CI machines
+ * are root with AF_XDP, so a skip there means something is broken.
+ */
+static inline __attribute__((noreturn, format(printf, 1, 2)))
+void t_skip_program(const char *fmt, ...)
+{
+	const char *ci = getenv("UXDP_CI");
+	va_list ap;
+
+	fprintf(stderr, "\n*** SKIPPED: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " ***\n\n");
+	if (ci && *ci && *ci != '0') {
+		fprintf(stderr, "UXDP_CI is set: a skip is a failure here\n");
+		exit(1);
+	}
+	exit(T_EXIT_SKIP);
+}
+
+/* A fixed-seed xorshift PRNG so every run is reproducible. */
+static inline uint64_t t_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+#endif /* UXDP_T_HELPERS_H */
