@@ -8,5 +8,8 @@
 
 #include <uxdp/common.h>
 #include <uxdp/ring.h>
+#include <uxdp/umem.h>
+#include <uxdp/buff.h>
+#include <uxdp/pool.h>
 
 #endif /* UXDP_UXDP_H */

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp buffer pool: what a driver allocates receive buffers from (the
+ * kernel's xsk_buff_pool). Buffers come from the UMEM's fill ring, or first
+ * from the pool's free list of buffers the datapath recycled.
+ *
+ * Two ways to allocate:
+ *   uxdp_pool_alloc()        one buffer, data/data_meta set, ready to use
+ *   uxdp_pool_alloc_batch()  up to max buffers into an array (e.g. the
+ *                            driver's own SW ring); data/data_meta are NOT
+ *                            set: call uxdp_buff_set_size() when the packet
+ *                            length is known, so each buffer head is written
+ *                            once, at receive time, not at refill and again
+ *                            at receive.
+ *
+ * Aligned mode: one buffer head per chunk, initialised once when the pool is
+ * created; allocation maps a fill-ring address to its head by index and
+ * writes nothing to it. Unaligned mode keeps a stack of unused heads and fills
+ * one in on every allocation.
+ *
+ * Where a buffer goes after allocation:
+ *   uxdp_buff_free()      back to the pool's free list (XDP_DROP, errors);
+ *                         reused before the fill ring, never seen by the user
+ *   uxdp_pool_release()   to the application (e.g. in an RX descriptor);
+ *                         returns the address to put in the descriptor
+ *   uxdp_pool_complete()  straight to the completion ring
+ *
+ * Threading: a pool belongs to one thread, its owner (the polling thread of
+ * its queue: the "CPU"); allocation and uxdp_buff_free() take no lock and
+ * are for the owner only. Other threads hand buffers back with
+ * uxdp_pool_free_remote(), which takes a lock once per call; the owner picks
+ * them up when its free list runs dry (the page_pool ptr_ring idea). The
+ * rings shared with the application are SPSC and lock-free.
+ */
+#ifndef UXDP_POOL_H
+#define UXDP_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uxdp/buff.h>
+#include <uxdp/common.h>
+#include <uxdp/umem.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct uxdp_pool;
+
+/*
+ * A pool buffer head (the kernel's xdp_buff_xsk): the buff the driver sees,
+ * plus the pool it belongs to. One cache line.
+ */
+struct uxdp_pool_buff {
+	struct uxdp_buff xdp;
+	struct uxdp_pool *pool;
+} __attribute__((aligned(UXDP_CACHE_LINE)));
+
+struct uxdp_pool_opts {
+	size_t sz;		/* set by UXDP_DECLARE_OPTS */
+	uint32_t flags;		/* none defined yet; must be 0 */
+	size_t :0;
+};
+#define uxdp_pool_opts__last_field flags
+
+struct uxdp_pool_stats {
+	uint64_t alloc;		/* buffers handed to the driver */
+	uint64_t freed;		/* buffers put on the free list */
+	uint64_t released;	/* buffers handed to the application */
+	uint64_t completed;	/* addresses posted to the completion ring */
+	/* Attempts that found the fill ring empty (the kernel's
+	 * fq->queue_empty_descs: counts failed attempts, not packets). */
+	uint64_t fill_empty;
+	/* Fill addresses outside the UMEM: consumed, skipped, counted
+	 * (fq->invalid_descs). The chunk stays with the application. */
+	uint64_t fill_invalid;
+	/* Aligned mode: fill addresses naming a chunk the pool already holds
+	 * (posted twice, or never given back). Skipped and counted; the kernel
+	 * does not check this and would alias one head. */
+	uint64_t fill_dup;
+	/* uxdp_buff_free() / release of a buffer not allocated: ignored. */
+	uint64_t bad_free;
+	uint32_t free_list;	/* buffers on the free list now */
+	/* Buffers allocated and not yet returned; includes remote_pending. */
+	uint32_t outstanding;
+	/* Returned by other threads, not yet moved to the free list. */
+	uint32_t remote_pending;
+};
+
+/*
+ * Create the pool for @umem's fill and completion rings. One pool per UMEM for
+ * now. @opts may be NULL. Returns the pool, or NULL with errno set (EINVAL,
+ * EBUSY: the UMEM already has a pool, ENOMEM).
+ */
+struct uxdp_pool *uxdp_pool_create(struct uxdp_umem *umem,
+				   const struct uxdp_pool_opts *opts);
+
+/*
+ * Destroy a pool. Buffers on its free list return to the application (the
+ * UMEM is the application's memory again; nothing is posted anywhere). The
+ * fill ring is left as it is for the next pool. Returns 0, or -EBUSY if
+ * buffers are still allocated (nothing is destroyed then).
+ */
+int uxdp_pool_destroy(struct uxdp_pool *pool);
+
+/* The UMEM the pool allocates from. */
+struct uxdp_umem *uxdp_pool_umem(const struct uxdp_pool *pool);
+
+/* Set the rx queue every buffer reports in buff->rxq (xsk_pool_set_rxq_info). */
+void uxdp_pool_set_rxq(struct uxdp_pool *pool, struct uxdp_rxq_info *rxq);
+
+/*
+ * Allocate one buffer, reusing the free list first, then the fill ring.
+ * data, data_meta and data_end are set to hard_start + 256 (empty packet).
+ * Invalid fill addresses are skipped and counted. Returns the buffer, or NULL
+ * if none is available (fill ring empty: counted in fill_empty).
+ */
+struct uxdp_buff *uxdp_pool_alloc(struct uxdp_pool *pool);
+
+/*
+ * Allocate up to @max buffers into @bufs, best effort: free list first, then
+ * the fill ring. Does not set data/data_meta/data_end: call
+ * uxdp_buff_set_size() on each buffer before using it. Invalid and duplicate
+ * fill addresses are skipped and counted. Returns how many, 0..@max.
+ */
+uint32_t uxdp_pool_alloc_batch(struct uxdp_pool *pool, struct uxdp_buff **bufs,
+			       uint32_t max);
+
+/*
+ * Whether @n buffers can be allocated right now (free list plus fill ring).
+ * Counts a fill_empty event when the fill ring is empty, as the kernel does.
+ */
+bool uxdp_pool_can_alloc(struct uxdp_pool *pool, uint32_t n);
+
+/*
+ * Make all fill-ring entries consumed so far visible to the application, so
+ * it can post more. The allocation paths do this whenever they refresh their
+ * view of the ring; call it at the end of a poll (the kernel's xsk_flush).
+ */
+void uxdp_pool_flush(struct uxdp_pool *pool);
+
+/*
+ * Set a freshly received buffer's length: data = hard_start + 256,
+ * data_meta = data, data_end = data + @size, flags = 0
+ * (xsk_buff_set_size). The caller guarantees @size fits the frame.
+ */
+UXDP_INLINE void uxdp_buff_set_size(struct uxdp_buff *buf, uint32_t size)
+{
+	buf->data = (char *)buf->data_hard_start + UXDP_PACKET_HEADROOM;
+	buf->data_meta = buf->data;
+	buf->data_end = (char *)buf->data + size;
+	buf->flags = 0;
+}
+
+/* The pool a pool buffer belongs to. */
+UXDP_INLINE struct uxdp_pool *uxdp_buff_pool(const struct uxdp_buff *buf)
+{
+	return ((const struct uxdp_pool_buff *)buf)->pool;
+}
+
+/*
+ * Return a buffer to its pool's free list. A buffer already free is ignored
+ * and counted (bad_free), as the kernel's xp_free guards double frees.
+ */
+void uxdp_buff_free(struct uxdp_buff *buf);
+
+/* uxdp_buff_free() for @n buffers of one pool. */
+void uxdp_pool_free_batch(struct uxdp_pool *pool, struct uxdp_buff **bufs,
+			  uint32_t n);
+
+/*
+ * Return @n buffers of @pool from a thread that is not its owner. Safe from
+ * any thread; takes the pool's return lock once. The buffers reach the free
+ * list when the owner next finds its free list empty. Double frees are
+ * counted (bad_free) when the owner picks them up.
+ */
+void uxdp_pool_free_remote(struct uxdp_pool *pool, struct uxdp_buff **bufs,
+			   uint32_t n);
+
+/* Make the calling thread the pool's owner (default: the creating thread). */
+void uxdp_pool_set_owner(struct uxdp_pool *pool);
+
+/* Whether the calling thread owns @pool. */
+bool uxdp_pool_is_owner(const struct uxdp_pool *pool);
+
+/*
+ * Hand a buffer to the application (it leaves the pool). Returns the address
+ * to put in the RX descriptor (xp_get_handle): aligned, the offset of data in
+ * the UMEM; unaligned, chunk base | (offset of data from base) << 48. Returns
+ * UINT64_MAX for a buffer that is not allocated (counted in bad_free).
+ */
+uint64_t uxdp_pool_release(struct uxdp_buff *buf);
+
+/*
+ * Post @n addresses to the completion ring (a TX completion, or returning
+ * chunks to the application). Returns how many fit, 0..@n; publishes them.
+ */
+uint32_t uxdp_pool_complete(struct uxdp_pool *pool, const uint64_t *addrs,
+			    uint32_t n);
+
+/* Copy the pool's counters into @st. Returns 0, or -EINVAL. */
+int uxdp_pool_stats(const struct uxdp_pool *pool, struct uxdp_pool_stats *st);
+
+/*
+ * Where each chunk is, for tests and soak checks. Call only at a quiescent
+ * point (no other thread touching the pool's rings). For every chunk index
+ * (address / chunk_size) @where[i] gets a bit per place it was found:
+ * fill ring, allocated to the driver, pool free list, completion ring. The
+ * caller adds the places it tracks itself (its own hands, a socket ring) and
+ * checks each chunk is in exactly one. @where must have nchunks entries.
+ * A chunk found twice in one place also gets UXDP_LOC_DUP. Fill entries
+ * outside the UMEM name no chunk and are not placed. In unaligned mode only
+ * buffers placed at multiples of chunk_size map to a chunk index.
+ * Frees pending from other threads are moved to the free list first.
+ * Returns the number of placements made, or -EINVAL.
+ */
+#define UXDP_LOC_FILL		(1U << 0)
+#define UXDP_LOC_DRIVER		(1U << 1)
+#define UXDP_LOC_FREE_LIST	(1U << 2)
+#define UXDP_LOC_COMP		(1U << 3)
+#define UXDP_LOC_APP		(1U << 4)	/* for the caller's own use */
+#define UXDP_LOC_OTHER		(1U << 5)	/* for the caller's own use */
+#define UXDP_LOC_DUP		(1U << 7)	/* seen twice in one place */
+int uxdp_pool_audit(struct uxdp_pool *pool, uint8_t *where);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UXDP_POOL_H */

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * UMEM registration: validation (the kernel's XDP_UMEM_REG rules, in the
+ * kernel's order), the area, and the fill and completion rings.
+ */
+#include "../internal.h"
+
+#include <sys/mman.h>
+
+#include "pool_internal.h"
+
+#define UMEM_PAGE_SIZE	4096ULL
+#define HUGE_PAGE_SIZE	(2ULL << 20)
+
+#define UMEM_KERNEL_FLAGS \
+	(UXDP_UMEM_F_UNALIGNED | UXDP_UMEM_F_TX_SW_CSUM | \
+	 UXDP_UMEM_F_TX_METADATA_LEN)
+#define UMEM_ALL_FLAGS	(UMEM_KERNEL_FLAGS | UXDP_UMEM_F_HUGEPAGES)
+
+/*
+ * The kernel's checks (net/xdp/xdp_umem.c, xdp_umem_reg), in its order, so
+ * the first failing rule is the one reported. Pure arithmetic on @area.
+ */
+static int umem_check_kernel_rules(uint64_t addr, uint64_t size,
+				   uint32_t chunk_size, uint32_t headroom,
+				   uint32_t flags, uint32_t tx_metadata_len)
+{
+	bool unaligned = flags & UXDP_UMEM_F_UNALIGNED;
+	uint64_t npgs, chunks;
+
+	if (chunk_size < UXDP_UMEM_MIN_CHUNK_SIZE ||
+	    chunk_size > UXDP_UMEM_MAX_CHUNK_SIZE)
+		return uxdp_fail(EINVAL,
+				 "umem: chunk_size %u outside [%u, %u]",
+				 chunk_size, UXDP_UMEM_MIN_CHUNK_SIZE,
+				 UXDP_UMEM_MAX_CHUNK_SIZE);
+	if (flags & ~UMEM_KERNEL_FLAGS)
+		return uxdp_fail(EINVAL, "umem: unknown flags 0x%x",
+				 flags & ~UMEM_KERNEL_FLAGS);
+	if (!unaligned && !is_pow2_u64(chunk_size))
+		return uxdp_fail(EINVAL,
+				 "umem: chunk_size %u is not a power of two "
+				 "(required unless UXDP_UMEM_F_UNALIGNED)",
+				 chunk_size);
+	if (addr & (UMEM_PAGE_SIZE - 1))
+		return uxdp_fail(EINVAL, "umem: area %#llx is not page aligned",
+				 (unsigned long long)addr);
+	if (addr + size < addr)
+		return uxdp_fail(EINVAL,
+				 "umem: area + size wraps the address space");
+	npgs = size / UMEM_PAGE_SIZE + !!(size % UMEM_PAGE_SIZE);
+	if (npgs > UINT32_MAX)
+		return uxdp_fail(EINVAL, "umem: size %llu is over 2^32 pages",
+				 (unsigned long long)size);
+	chunks = size / chunk_size;
+	if (!chunks || chunks > UINT32_MAX)
+		return uxdp_fail(EINVAL,
+				 "umem: size %llu holds %llu chunks of %u; need "
+				 "1 to 2^32-1",
+				 (unsigned long long)size,
+				 (unsigned long long)chunks, chunk_size);
+	if (!unaligned && size % chunk_size)
+		return uxdp_fail(EINVAL,
+				 "umem: size %llu is not a multiple of chunk_size "
+				 "%u (required unless UXDP_UMEM_F_UNALIGNED)",
+				 (unsigned long long)size, chunk_size);
+	if (headroom > chunk_size - UXDP_UMEM_CHUNK_RESERVED)
+		return uxdp_fail(EINVAL,
+				 "umem: headroom %u too large for chunk_size %u "
+				 "(max %u: 256 XDP headroom + %u tailroom + %u "
+				 "packet bytes must fit)",
+				 headroom, chunk_size,
+				 chunk_size - UXDP_UMEM_CHUNK_RESERVED,
+				 UXDP_SKB_SHINFO_SIZE, UXDP_MIN_PACKET_ROOM);
+	if ((flags & UXDP_UMEM_F_TX_METADATA_LEN) &&
+	    (tx_metadata_len >= 256 || tx_metadata_len % 8))
+		return uxdp_fail(EINVAL,
+				 "umem: tx_metadata_len %u must be < 256 and a "
+				 "multiple of 8", tx_metadata_len);
+	return 0;
+}
+
+static uint32_t ring_size_or_default(uint32_t n)
+{
+	return n ? n : UXDP_UMEM_DEFAULT_RING_SIZE;
+}
+
+static int umem_check(const void *area, uint64_t size,
+		      const struct uxdp_umem_opts *opts)
+{
+	uint32_t chunk_size, headroom, flags, tx_meta, fill, comp;
+	int err;
+
+	if (!UXDP_OPTS_VALID(opts, uxdp_umem_opts))
+		return -EINVAL;
+	chunk_size = UXDP_OPTS_GET(opts, chunk_size,
+				   UXDP_UMEM_DEFAULT_CHUNK_SIZE);
+	headroom = UXDP_OPTS_GET(opts, headroom, 0);
+	flags = UXDP_OPTS_GET(opts, flags, 0);
+	tx_meta = UXDP_OPTS_GET(opts, tx_metadata_len, 0);
+	fill = ring_size_or_default(UXDP_OPTS_GET(opts, fill_size, 0));
+	comp = ring_size_or_default(UXDP_OPTS_GET(opts, comp_size, 0));
+
+	if (flags & ~UMEM_ALL_FLAGS)
+		return uxdp_fail(EINVAL, "umem: unknown flags 0x%x",
+				 flags & ~UMEM_ALL_FLAGS);
+	if ((flags & UXDP_UMEM_F_HUGEPAGES) && area)
+		return uxdp_fail(EINVAL,
+				 "umem: UXDP_UMEM_F_HUGEPAGES applies only when "
+				 "uxdp allocates the area (area == NULL)");
+	/* A NULL area is ours to place: it will be page aligned. */
+	err = umem_check_kernel_rules(area ? (uint64_t)(uintptr_t)area :
+				      UMEM_PAGE_SIZE, size, chunk_size,
+				      headroom, flags & UMEM_KERNEL_FLAGS,
+				      tx_meta);
+	if (err)
+		return err;
+	if (!is_pow2_u64(fill) || fill > UXDP_RING_MAX_ENTRIES)
+		return uxdp_fail(EINVAL,
+				 "umem: fill_size %u must be a power of two "
+				 "<= 2^30", fill);
+	if (!is_pow2_u64(comp) || comp > UXDP_RING_MAX_ENTRIES)
+		return uxdp_fail(EINVAL,
+				 "umem: comp_size %u must be a power of two "
+				 "<= 2^30", comp);
+	return 0;
+}
+
+UXDP_EXPORT int uxdp_umem_check(const void *area, uint64_t size,
+				const struct uxdp_umem_opts *opts)
+{
+	uxdp_clear_err();
+	return umem_check(area, size, opts);
+}
+
+static void *umem_map_area(uint64_t size, bool huge, size_t *map_len)
+{
+	int mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
+	size_t align = huge ? HUGE_PAGE_SIZE : UMEM_PAGE_SIZE;
+	void *p;
+
+	*map_len = (size + align - 1) & ~(align - 1);
+	if (huge)
+		mflags |= MAP_HUGETLB;
+	p = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, mflags, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+UXDP_EXPORT __cold struct uxdp_umem *
+uxdp_umem_create(void *area, uint64_t size, const struct uxdp_umem_opts *opts)
+{
+	struct uxdp_umem *umem;
+	int err;
+
+	uxdp_clear_err();
+	err = umem_check(area, size, opts);
+	if (err)
+		goto err;
+	err = -ENOMEM;
+	umem = calloc(1, sizeof(*umem));
+	if (!umem) {
+		uxdp_fail(ENOMEM, "umem: out of memory");
+		goto err;
+	}
+	umem->size = size;
+	umem->chunk_size = UXDP_OPTS_GET(opts, chunk_size,
+					 UXDP_UMEM_DEFAULT_CHUNK_SIZE);
+	umem->headroom = UXDP_OPTS_GET(opts, headroom, 0);
+	umem->flags = UXDP_OPTS_GET(opts, flags, 0);
+	if (umem->flags & UXDP_UMEM_F_TX_METADATA_LEN)
+		umem->tx_metadata_len = UXDP_OPTS_GET(opts, tx_metadata_len, 0);
+	umem->nchunks = (uint32_t)(size / umem->chunk_size);
+	umem->fill_size = ring_size_or_default(UXDP_OPTS_GET(opts, fill_size, 0));
+	umem->comp_size = ring_size_or_default(UXDP_OPTS_GET(opts, comp_size, 0));
+
+	if (area) {
+		umem->area = area;
+	} else {
+		umem->area = umem_map_area(size,
+					   umem->flags & UXDP_UMEM_F_HUGEPAGES,
+					   &umem->map_len);
+		if (!umem->area) {
+			err = uxdp_fail(ENOMEM,
+					"umem: mmap of %llu bytes%s failed",
+					(unsigned long long)size,
+					umem->flags & UXDP_UMEM_F_HUGEPAGES ?
+					" in huge pages (are any reserved? see "
+					"/proc/sys/vm/nr_hugepages)" : "");
+			goto err_free;
+		}
+	}
+
+	err = -ENOMEM;
+	umem->fill_mem = uxdp_ring_mem_alloc(umem->fill_size, sizeof(uint64_t));
+	if (!umem->fill_mem)
+		goto err_unmap;
+	umem->comp_mem = uxdp_ring_mem_alloc(umem->comp_size, sizeof(uint64_t));
+	if (!umem->comp_mem)
+		goto err_fill;
+	/* Fresh zeroed memory with valid sizes: these cannot fail. */
+	uxdp_ring_init_prod(&umem->fill, umem->fill_mem, umem->fill_size, NULL);
+	uxdp_ring_init_cons(&umem->comp, umem->comp_mem, umem->comp_size, NULL);
+	return umem;
+
+err_fill:
+	uxdp_ring_mem_free(umem->fill_mem, umem->fill_size, sizeof(uint64_t));
+err_unmap:
+	if (umem->map_len)
+		munmap(umem->area, umem->map_len);
+err_free:
+	free(umem);
+err:
+	errno = -err;
+	return NULL;
+}
+
+UXDP_EXPORT __cold int uxdp_umem_destroy(struct uxdp_umem *umem)
+{
+	uxdp_clear_err();
+	if (!umem)
+		return 0;
+	if (umem->pool)
+		return uxdp_fail(EBUSY, "umem: a pool is still bound");
+	uxdp_ring_mem_free(umem->fill_mem, umem->fill_size, sizeof(uint64_t));
+	uxdp_ring_mem_free(umem->comp_mem, umem->comp_size, sizeof(uint64_t));
+	if (umem->map_len)
+		munmap(umem->area, umem->map_len);
+	free(umem);
+	return 0;
+}
+
+UXDP_EXPORT struct uxdp_ring *uxdp_umem_fill_ring(struct uxdp_umem *umem)
+{
+	return &umem->fill;
+}
+
+UXDP_EXPORT struct uxdp_ring *uxdp_umem_comp_ring(struct uxdp_umem *umem)
+{
+	return &umem->comp;
+}
+
+UXDP_EXPORT void *uxdp_umem_area(const struct uxdp_umem *umem)
+{
+	return umem->area;
+}
+
+UXDP_EXPORT uint64_t uxdp_umem_size(const struct uxdp_umem *umem)
+{
+	return umem->size;
+}
+
+UXDP_EXPORT uint32_t uxdp_umem_chunk_size(const struct uxdp_umem *umem)
+{
+	return umem->chunk_size;
+}
+
+UXDP_EXPORT uint32_t uxdp_umem_headroom(const struct uxdp_umem *umem)
+{
+	return umem->headroom;
+}
+
+UXDP_EXPORT uint32_t uxdp_umem_nchunks(const struct uxdp_umem *umem)
+{
+	return umem->nchunks;
+}
+
+UXDP_EXPORT bool uxdp_umem_unaligned(const struct uxdp_umem *umem)
+{
+	return umem->flags & UXDP_UMEM_F_UNALIGNED;
+}

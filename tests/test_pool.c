@@ -1,0 +1,804 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The buffer pool: single and batched allocation, aligned and unaligned,
+ * several chunk sizes and headrooms; exhaustion; invalid and duplicate fill
+ * addresses; set_size and headroom arithmetic; free list, release and
+ * completion; the accounting invariant after random operation sequences;
+ * teardown.
+ *
+ * Every test loops over the configurations itself (FOR_ALL_CFGS) and ends by
+ * checking the accounting invariant: each chunk in exactly one place.
+ */
+#include "t_helpers.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <uxdp/uxdp.h>
+
+#define NCHUNKS 64
+
+struct t_cfg {
+	uint32_t chunk_size;
+	uint32_t headroom;
+	bool unaligned;
+};
+
+static const struct t_cfg cfgs[] = {
+	{ 2048, 0, false },
+	{ 2048, 128, false },
+	{ 2048, 2048 - UXDP_UMEM_CHUNK_RESERVED, false },
+	{ 4096, 0, false },
+	{ 4096, 256, false },
+	{ 4096, 1000, false },
+	{ 2048, 0, true },
+	{ 3000, 64, true },
+	{ 4096, 512, true },
+};
+
+#define FOR_ALL_CFGS(c) \
+	for (const struct t_cfg *c = cfgs; c < cfgs + ARRAY_LEN(cfgs); c++)
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One UMEM + pool, plus the application's view of where its chunks are. */
+struct t_env {
+	const struct t_cfg *cfg;
+	struct uxdp_umem *umem;
+	struct uxdp_pool *pool;
+	struct uxdp_ring *fill;		/* app side */
+	struct uxdp_ring *comp;		/* app side */
+	uint32_t nchunks;
+	bool app[NCHUNKS];		/* chunks in the application's hands */
+};
+
+static void t_env_init(struct t_env *e, const struct t_cfg *c)
+{
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, o, .chunk_size = c->chunk_size,
+			  .headroom = c->headroom,
+			  .flags = c->unaligned ? UXDP_UMEM_F_UNALIGNED : 0,
+			  .fill_size = 128, .comp_size = 128);
+	uint32_t i;
+
+	memset(e, 0, sizeof(*e));
+	e->cfg = c;
+	e->umem = uxdp_umem_create(NULL, (uint64_t)NCHUNKS * c->chunk_size,
+				   &o);
+	if (!e->umem)
+		fail_msg("umem create: %s", uxdp_errmsg());
+	e->pool = uxdp_pool_create(e->umem, NULL);
+	assert_non_null(e->pool);
+	e->fill = uxdp_umem_fill_ring(e->umem);
+	e->comp = uxdp_umem_comp_ring(e->umem);
+	e->nchunks = uxdp_umem_nchunks(e->umem);
+	assert_int_equal(e->nchunks, NCHUNKS);
+	for (i = 0; i < NCHUNKS; i++)
+		e->app[i] = true;
+}
+
+/* Chunk base address of chunk @i (unaligned tests use chunk multiples). */
+static uint64_t t_chunk_addr(const struct t_env *e, uint32_t i)
+{
+	return (uint64_t)i * e->cfg->chunk_size;
+}
+
+static uint32_t t_addr_chunk(const struct t_env *e, uint64_t addr)
+{
+	return (uint32_t)(uxdp_umem_addr_offset(addr) / e->cfg->chunk_size);
+}
+
+/* Post raw addresses on the fill ring (may be invalid or duplicates). */
+static void t_post_raw(struct t_env *e, const uint64_t *addrs, uint32_t n)
+{
+	uint32_t idx, i;
+
+	assert_int_equal(uxdp_ring_prod_reserve(e->fill, n, &idx), n);
+	for (i = 0; i < n; i++)
+		*uxdp_ring_addr(e->fill, idx + i) = addrs[i];
+	uxdp_ring_prod_submit(e->fill, n);
+}
+
+/* Post chunks the application holds; they leave its hands. */
+static void t_post(struct t_env *e, const uint32_t *chunks, uint32_t n)
+{
+	uint64_t addrs[NCHUNKS];
+	uint32_t i;
+
+	assert_true(n <= NCHUNKS);
+	for (i = 0; i < n; i++) {
+		assert_true(e->app[chunks[i]]);
+		e->app[chunks[i]] = false;
+		addrs[i] = t_chunk_addr(e, chunks[i]);
+	}
+	t_post_raw(e, addrs, n);
+}
+
+static void t_post_range(struct t_env *e, uint32_t first, uint32_t n)
+{
+	uint32_t chunks[NCHUNKS], i;
+
+	for (i = 0; i < n; i++)
+		chunks[i] = first + i;
+	t_post(e, chunks, n);
+}
+
+/* Chunk index a pool buffer sits in. */
+static uint32_t t_buf_chunk(const struct t_env *e, const struct uxdp_buff *b)
+{
+	uint64_t off = (uint64_t)((char *)b->data_hard_start -
+				  (char *)uxdp_umem_area(e->umem));
+
+	return (uint32_t)((off - e->cfg->headroom) / e->cfg->chunk_size);
+}
+
+/* Drain the completion ring into the application's hands. */
+static uint32_t t_drain_comp(struct t_env *e)
+{
+	uint32_t idx, n, i;
+
+	n = uxdp_ring_cons_peek(e->comp, NCHUNKS, &idx);
+	for (i = 0; i < n; i++) {
+		uint32_t c = t_addr_chunk(e, *uxdp_ring_addr(e->comp, idx + i));
+
+		assert_false(e->app[c]);
+		e->app[c] = true;
+	}
+	uxdp_ring_cons_release(e->comp, n);
+	return n;
+}
+
+/*
+ * The invariant: every chunk is in exactly one place. @held lists buffers
+ * the test holds (allocated, so the pool reports them as DRIVER).
+ */
+static void t_check_invariant(struct t_env *e, struct uxdp_buff **held,
+			      uint32_t nheld)
+{
+	uint8_t where[NCHUNKS];
+	uint32_t i, driver = 0;
+	int placed = uxdp_pool_audit(e->pool, where);
+
+	assert_true(placed >= 0);
+	for (i = 0; i < nheld; i++)
+		assert_true(where[t_buf_chunk(e, held[i])] & UXDP_LOC_DRIVER);
+	for (i = 0; i < NCHUNKS; i++) {
+		if (e->app[i]) {
+			if (where[i] & UXDP_LOC_APP)
+				where[i] |= UXDP_LOC_DUP;
+			where[i] |= UXDP_LOC_APP;
+		}
+		driver += !!(where[i] & UXDP_LOC_DRIVER);
+		if (where[i] == 0 || (where[i] & (where[i] - 1)))
+			fail_msg("cfg %u/%u%s: chunk %u is in places 0x%x "
+				 "(want exactly one)", e->cfg->chunk_size,
+				 e->cfg->headroom,
+				 e->cfg->unaligned ? "/unaligned" : "", i,
+				 where[i]);
+	}
+	assert_int_equal(driver, nheld);
+}
+
+static void t_env_fini(struct t_env *e, struct uxdp_buff **held, uint32_t n)
+{
+	t_check_invariant(e, held, n);
+	uxdp_pool_free_batch(e->pool, held, n);
+	assert_int_equal(uxdp_pool_destroy(e->pool), 0);
+	assert_int_equal(uxdp_umem_destroy(e->umem), 0);
+}
+
+static struct uxdp_pool_stats t_stats(const struct t_env *e)
+{
+	struct uxdp_pool_stats st;
+
+	assert_int_equal(uxdp_pool_stats(e->pool, &st), 0);
+	return st;
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+
+/* Single alloc sets data/data_meta/data_end; the head describes its chunk. */
+static void test_single_alloc_sets_pointers(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *held[4];
+		struct t_env e;
+		char *area;
+		uint32_t i;
+
+		t_env_init(&e, c);
+		area = uxdp_umem_area(e.umem);
+		t_post_range(&e, 5, 4);
+		for (i = 0; i < 4; i++) {
+			struct uxdp_buff *b = uxdp_pool_alloc(e.pool);
+
+			assert_non_null(b);
+			held[i] = b;
+			assert_ptr_equal(b->data_hard_start,
+					 area + t_chunk_addr(&e, 5 + i) +
+					 c->headroom);
+			assert_ptr_equal(b->data, (char *)b->data_hard_start +
+					 UXDP_PACKET_HEADROOM);
+			assert_ptr_equal(b->data_meta, b->data);
+			assert_ptr_equal(b->data_end, b->data);
+			assert_int_equal(b->flags, 0);
+			assert_int_equal(b->frame_sz,
+					 c->chunk_size - c->headroom);
+			assert_ptr_equal(uxdp_buff_pool(b), e.pool);
+		}
+		assert_int_equal(t_stats(&e).alloc, 4);
+		assert_int_equal(t_stats(&e).outstanding, 4);
+		t_env_fini(&e, held, 4);
+	}
+}
+
+/* Same fill content: the batch path returns the same buffers in order. */
+static void test_batch_matches_single(void **state)
+{
+	static const uint32_t order[] = { 9, 3, 63, 0, 17, 42, 8, 1, 33 };
+	const uint32_t n = ARRAY_LEN(order);
+
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *single[ARRAY_LEN(order)];
+		struct uxdp_buff *batch[ARRAY_LEN(order) + 4];
+		void *hs[ARRAY_LEN(order)];
+		struct t_env e;
+		uint32_t i;
+
+		t_env_init(&e, c);
+		t_post(&e, order, n);
+		for (i = 0; i < n; i++) {
+			single[i] = uxdp_pool_alloc(e.pool);
+			assert_non_null(single[i]);
+			hs[i] = single[i]->data_hard_start;
+			assert_int_equal(t_buf_chunk(&e, single[i]), order[i]);
+		}
+		/* Hand them back to the application, then post them again. */
+		for (i = 0; i < n; i++) {
+			uxdp_pool_release(single[i]);
+			e.app[order[i]] = true;
+		}
+		t_check_invariant(&e, NULL, 0);
+		t_post(&e, order, n);
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, batch, n + 4), n);
+		for (i = 0; i < n; i++) {
+			assert_ptr_equal(batch[i]->data_hard_start, hs[i]);
+			if (!c->unaligned)	/* aligned: chunk i is head i */
+				assert_ptr_equal(batch[i], single[i]);
+		}
+		t_env_fini(&e, batch, n);
+	}
+}
+
+/* The batch path leaves data alone; set_size does the arithmetic. */
+static void test_batch_then_set_size(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b[2];
+		struct t_env e;
+		char *sentinel = (char *)0x1234;
+		uint32_t max = c->chunk_size - c->headroom -
+			       UXDP_UMEM_CHUNK_RESERVED + UXDP_MIN_PACKET_ROOM;
+
+		t_env_init(&e, c);
+		t_post_range(&e, 0, 1);
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b, 1), 1);
+		b[0]->data = sentinel;
+		uxdp_buff_free(b[0]);
+		/* From the free list: still no pointer writes. */
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b, 1), 1);
+		assert_ptr_equal(b[0]->data, sentinel);
+
+		uxdp_buff_set_size(b[0], 60);
+		assert_ptr_equal(b[0]->data, (char *)b[0]->data_hard_start +
+				 UXDP_PACKET_HEADROOM);
+		assert_ptr_equal(b[0]->data_meta, b[0]->data);
+		assert_int_equal(uxdp_buff_len(b[0]), 60);
+		/* The largest packet a chunk takes still ends inside it. */
+		uxdp_buff_set_size(b[0], max);
+		assert_true((char *)b[0]->data_end <=
+			    (char *)uxdp_umem_area(e.umem) + c->chunk_size);
+		t_env_fini(&e, b, 1);
+	}
+}
+
+/* Out of buffers: batch returns fewer, then 0; single returns NULL. */
+static void test_exhaustion(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b[NCHUNKS];
+		struct uxdp_pool_stats st;
+		struct t_env e;
+
+		t_env_init(&e, c);
+		t_post_range(&e, 0, 10);
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b, 16), 10);
+		assert_int_equal(t_stats(&e).fill_empty, 0);
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b + 10, 16), 0);
+		assert_int_equal(t_stats(&e).fill_empty, 1);
+		assert_null(uxdp_pool_alloc(e.pool));
+		assert_int_equal(t_stats(&e).fill_empty, 2);
+		assert_false(uxdp_pool_can_alloc(e.pool, 1));
+		assert_int_equal(t_stats(&e).fill_empty, 3);
+
+		/* Free three: they come back before anything else. */
+		uxdp_pool_free_batch(e.pool, b + 7, 3);
+		assert_true(uxdp_pool_can_alloc(e.pool, 3));
+		assert_false(uxdp_pool_can_alloc(e.pool, 4));
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b + 7, 8), 3);
+		st = t_stats(&e);
+		assert_int_equal(st.outstanding, 10);
+		assert_int_equal(st.free_list, 0);
+		t_env_fini(&e, b, 10);
+	}
+}
+
+/* Invalid fill addresses are consumed, skipped and counted; never crash. */
+static void test_invalid_fill_addrs(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		uint64_t size = (uint64_t)NCHUNKS * c->chunk_size;
+		uint64_t bad[] = {
+			size, size + 1, UINT64_MAX, 1ULL << 47,
+			/* unaligned: base fits, chunk runs past the end */
+			size - c->chunk_size + 1,
+		};
+		uint32_t nbad = c->unaligned ? 5 : 4;
+		uint64_t mixed[8];
+		struct uxdp_buff *b[8];
+		struct t_env e;
+		uint32_t n;
+
+		t_env_init(&e, c);
+		mixed[0] = bad[0];
+		mixed[1] = t_chunk_addr(&e, 2);
+		mixed[2] = bad[1];
+		mixed[3] = bad[2];
+		mixed[4] = t_chunk_addr(&e, 3);
+		mixed[5] = bad[3];
+		mixed[6] = bad[nbad - 1];
+		e.app[2] = e.app[3] = false;
+		t_post_raw(&e, mixed, 7);
+		n = uxdp_pool_alloc_batch(e.pool, b, 8);
+		assert_int_equal(n, 2);
+		assert_int_equal(t_buf_chunk(&e, b[0]), 2);
+		assert_int_equal(t_buf_chunk(&e, b[1]), 3);
+		assert_int_equal(t_stats(&e).fill_invalid, 5);
+
+		/* Single path: skips the invalid ones too. */
+		mixed[0] = bad[2];
+		mixed[1] = bad[0];
+		mixed[2] = t_chunk_addr(&e, 4);
+		e.app[4] = false;
+		t_post_raw(&e, mixed, 3);
+		b[2] = uxdp_pool_alloc(e.pool);
+		assert_non_null(b[2]);
+		assert_int_equal(t_buf_chunk(&e, b[2]), 4);
+		assert_int_equal(t_stats(&e).fill_invalid, 7);
+		t_env_fini(&e, b, 3);
+	}
+}
+
+/* An aligned-mode address anywhere in a chunk names that chunk. */
+static void test_aligned_addr_in_chunk(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b[2];
+		uint64_t a[2];
+		struct t_env e;
+
+		if (c->unaligned)
+			continue;
+		t_env_init(&e, c);
+		a[0] = t_chunk_addr(&e, 7) + 1;
+		a[1] = t_chunk_addr(&e, 9) + c->chunk_size - 1;
+		e.app[7] = e.app[9] = false;
+		t_post_raw(&e, a, 2);
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b, 2), 2);
+		assert_int_equal(t_buf_chunk(&e, b[0]), 7);
+		assert_int_equal(t_buf_chunk(&e, b[1]), 9);
+		t_env_fini(&e, b, 2);
+	}
+}
+
+/* Unaligned mode: the fill ring's offset bits are ignored. */
+static void test_unaligned_fill_offset_ignored(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b;
+		struct t_env e;
+		uint64_t a;
+
+		if (!c->unaligned)
+			continue;
+		t_env_init(&e, c);
+		a = t_chunk_addr(&e, 6) | (77ULL << UXDP_UNALIGNED_BUF_OFFSET_SHIFT);
+		e.app[6] = false;
+		t_post_raw(&e, &a, 1);
+		b = uxdp_pool_alloc(e.pool);
+		assert_non_null(b);
+		assert_int_equal(t_buf_chunk(&e, b), 6);
+		t_env_fini(&e, &b, 1);
+	}
+}
+
+/*
+ * Aligned mode: a chunk posted twice, or posted while the pool still holds it
+ * (allocated or on the free list), is handed out once; the rest is counted.
+ */
+static void test_duplicate_fill_addrs(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b[8], *x;
+		uint64_t a[4];
+		struct t_env e;
+
+		if (c->unaligned)
+			continue;
+		t_env_init(&e, c);
+		a[0] = t_chunk_addr(&e, 1);
+		a[1] = t_chunk_addr(&e, 1) + 100;	/* same chunk */
+		a[2] = t_chunk_addr(&e, 2);
+		a[3] = t_chunk_addr(&e, 1);
+		e.app[1] = e.app[2] = false;
+		t_post_raw(&e, a, 4);
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b, 8), 2);
+		assert_int_equal(t_stats(&e).fill_dup, 2);
+
+		/* Chunk 2 is allocated, chunk 1 goes on the free list: posting
+		 * either again must not hand it out a second time. */
+		uxdp_buff_free(b[0]);
+		a[0] = t_chunk_addr(&e, 2);
+		a[1] = t_chunk_addr(&e, 1);
+		t_post_raw(&e, a, 2);
+		x = uxdp_pool_alloc(e.pool);	/* the free list first */
+		assert_ptr_equal(x, b[0]);
+		assert_null(uxdp_pool_alloc(e.pool));
+		assert_int_equal(t_stats(&e).fill_dup, 4);
+		b[0] = x;
+		t_env_fini(&e, b, 2);
+	}
+}
+
+/* Free list: LIFO reuse before the fill ring; double free is ignored. */
+static void test_free_list(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b[4], *x;
+		struct t_env e;
+
+		t_env_init(&e, c);
+		t_post_range(&e, 0, 4);
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b, 3), 3);
+		uxdp_buff_free(b[0]);
+		uxdp_buff_free(b[1]);
+		uxdp_buff_free(b[1]);		/* double free */
+		assert_int_equal(t_stats(&e).bad_free, 1);
+		assert_int_equal(t_stats(&e).free_list, 2);
+		assert_int_equal(uxdp_pool_release(b[0]), UINT64_MAX);
+		assert_int_equal(t_stats(&e).bad_free, 2);
+		t_check_invariant(&e, b + 2, 1);
+
+		x = uxdp_pool_alloc(e.pool);
+		assert_ptr_equal(x, b[1]);	/* last freed, first out */
+		assert_ptr_equal(x->data, (char *)x->data_hard_start +
+				 UXDP_PACKET_HEADROOM);
+		b[1] = x;
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, &x, 1), 1);
+		assert_ptr_equal(x, b[0]);
+		b[0] = x;
+		/* Then the fill ring: chunk 3. */
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b + 3, 1), 1);
+		assert_int_equal(t_buf_chunk(&e, b[3]), 3);
+		t_env_fini(&e, b, 4);
+	}
+}
+
+/* Release hands the chunk to the application with the kernel's address. */
+static void test_release_handle(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b;
+		struct t_env e;
+		uint64_t h, base;
+		char *area;
+
+		t_env_init(&e, c);
+		area = uxdp_umem_area(e.umem);
+		t_post_range(&e, 11, 1);
+		b = uxdp_pool_alloc(e.pool);
+		assert_non_null(b);
+		/* A program moved the packet start (adjust_head). */
+		b->data = (char *)b->data - 14;
+		base = t_chunk_addr(&e, 11);
+		h = uxdp_pool_release(b);
+		e.app[11] = true;
+		if (c->unaligned) {
+			assert_int_equal(h & UXDP_UNALIGNED_BUF_ADDR_MASK, base);
+			assert_int_equal(h >> UXDP_UNALIGNED_BUF_OFFSET_SHIFT,
+					 c->headroom + UXDP_PACKET_HEADROOM - 14);
+		} else {
+			assert_int_equal(h, base + c->headroom +
+					 UXDP_PACKET_HEADROOM - 14);
+		}
+		assert_ptr_equal(uxdp_umem_addr_ptr(area, h), b->data);
+		assert_int_equal(t_stats(&e).released, 1);
+		assert_int_equal(t_stats(&e).outstanding, 0);
+		t_env_fini(&e, NULL, 0);
+	}
+}
+
+/* Completion ring: addresses posted reach the application, in order. */
+static void test_complete(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		uint64_t a[3];
+		struct t_env e;
+		uint32_t idx;
+
+		t_env_init(&e, c);
+		a[0] = t_chunk_addr(&e, 5);
+		a[1] = t_chunk_addr(&e, 6);
+		a[2] = t_chunk_addr(&e, 7);
+		e.app[5] = e.app[6] = e.app[7] = false;
+		assert_int_equal(uxdp_pool_complete(e.pool, a, 3), 3);
+		t_check_invariant(&e, NULL, 0);
+		assert_int_equal(uxdp_ring_cons_peek(e.comp, 8, &idx), 3);
+		assert_int_equal(*uxdp_ring_addr(e.comp, idx + 2), a[2]);
+		uxdp_ring_cons_cancel(e.comp, 3);
+		assert_int_equal(t_drain_comp(&e), 3);
+		assert_int_equal(t_stats(&e).completed, 3);
+		t_env_fini(&e, NULL, 0);
+	}
+}
+
+/* The application sees fill slots come free as the pool consumes them. */
+static void test_fill_consumer_published(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b[NCHUNKS];
+		struct t_env e;
+		uint32_t n = 0, idx;
+
+		t_env_init(&e, c);
+		/* The fill ring is 128 deep; post all 64 chunks. */
+		t_post_range(&e, 0, NCHUNKS);
+		assert_int_equal(uxdp_ring_prod_nb_free(e.fill, 128), 64);
+		n += uxdp_pool_alloc_batch(e.pool, b, 32);
+		uxdp_pool_flush(e.pool);
+		assert_int_equal(uxdp_ring_prod_nb_free(e.fill, 128), 96);
+		n += uxdp_pool_alloc_batch(e.pool, b + n, 64);
+		/* Finding the ring empty publishes the consumer on its own
+		 * (unaligned mode is out of heads first: it never looks). */
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b + n, 1), 0);
+		if (c->unaligned)
+			uxdp_pool_flush(e.pool);
+		assert_int_equal(uxdp_ring_prod_reserve(e.fill, 128, &idx), 128);
+		uxdp_ring_prod_cancel(e.fill, 128);
+		assert_int_equal(n, NCHUNKS);
+		t_env_fini(&e, b, n);
+	}
+}
+
+/* Unaligned: allocation is also bounded by free heads; release returns them. */
+static void test_unaligned_heads(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b[NCHUNKS + 1];
+		uint64_t a[NCHUNKS];
+		struct t_env e;
+		uint32_t i, n;
+
+		if (!c->unaligned)
+			continue;
+		t_env_init(&e, c);
+		t_post_range(&e, 0, NCHUNKS);
+		n = uxdp_pool_alloc_batch(e.pool, b, NCHUNKS);
+		assert_int_equal(n, NCHUNKS);
+		/* All heads are out: an overlapping base cannot be served. */
+		a[0] = 100;
+		t_post_raw(&e, a, 1);
+		assert_false(uxdp_pool_can_alloc(e.pool, 1));
+		assert_null(uxdp_pool_alloc(e.pool));
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b + n, 1), 0);
+		/* Release all to the application: heads come back. */
+		for (i = 0; i < NCHUNKS; i++) {
+			uint64_t h = uxdp_pool_release(b[i]);
+
+			a[i] = h & UXDP_UNALIGNED_BUF_ADDR_MASK;
+		}
+		/* Now the pending overlapping base (100) is served. */
+		b[0] = uxdp_pool_alloc(e.pool);
+		assert_non_null(b[0]);
+		assert_ptr_equal(b[0]->data_hard_start,
+				 (char *)uxdp_umem_area(e.umem) + 100 +
+				 c->headroom);
+		uxdp_pool_release(b[0]);
+		for (i = 0; i < NCHUNKS; i++)
+			e.app[i] = true;
+		t_env_fini(&e, NULL, 0);
+	}
+}
+
+/*
+ * Random operation sequences: allocate (single or batch), free, release to
+ * the application, complete; the application reposts and drains. The
+ * invariant holds after every step.
+ */
+static void test_random_accounting(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *held[NCHUNKS];
+		uint64_t seed = 0x9e3779b97f4a7c15ULL ^ c->chunk_size ^
+				c->headroom;
+		uint32_t nheld = 0, step;
+		struct t_env e;
+
+		t_env_init(&e, c);
+		for (step = 0; step < 4000; step++) {
+			uint32_t op = t_rand(&seed) % 7, k, i;
+			uint32_t chunks[NCHUNKS], n = 0;
+
+			switch (op) {
+			case 0:	/* application posts some of its chunks */
+				for (i = 0; i < NCHUNKS && n < 9; i++)
+					if (e.app[i] && t_rand(&seed) % 3 == 0)
+						chunks[n++] = i;
+				if (uxdp_ring_prod_nb_free(e.fill, n) >= n)
+					t_post(&e, chunks, n);
+				break;
+			case 1:	/* batch alloc */
+				k = 1 + t_rand(&seed) % 16;
+				k = k > NCHUNKS - nheld ? NCHUNKS - nheld : k;
+				nheld += uxdp_pool_alloc_batch(e.pool,
+							       held + nheld, k);
+				for (i = 0; i < nheld; i++)
+					uxdp_buff_set_size(held[i], 64);
+				break;
+			case 2: { /* single alloc */
+				struct uxdp_buff *b = nheld < NCHUNKS ?
+					uxdp_pool_alloc(e.pool) : NULL;
+
+				if (b)
+					held[nheld++] = b;
+				break;
+			}
+			case 3:	/* free a random held buffer */
+			case 4: /* or release it to the application */
+			case 5: /* or complete it */
+				if (!nheld)
+					break;
+				k = t_rand(&seed) % nheld;
+				if (op == 3) {
+					uxdp_buff_free(held[k]);
+				} else {
+					uint32_t ch = t_buf_chunk(&e, held[k]);
+					uint64_t h = uxdp_pool_release(held[k]);
+
+					assert_int_equal(t_addr_chunk(&e, h), ch);
+					if (op == 4) {
+						e.app[ch] = true;
+					} else if (uxdp_pool_complete(e.pool,
+								&h, 1) != 1) {
+						e.app[ch] = true;
+					}
+				}
+				held[k] = held[--nheld];
+				break;
+			case 6:
+				t_drain_comp(&e);
+				uxdp_pool_flush(e.pool);
+				break;
+			}
+			t_check_invariant(&e, held, nheld);
+		}
+		t_env_fini(&e, held, nheld);
+	}
+}
+
+/*
+ * Teardown: a pool with buffers out refuses to go; a UMEM with a pool
+ * refuses to go; once everything is back, a new pool gets every chunk.
+ */
+static void test_teardown(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b[NCHUNKS];
+		uint32_t n, i, freed[20];
+		struct t_env e;
+
+		t_env_init(&e, c);
+		t_post_range(&e, 0, NCHUNKS);
+		n = uxdp_pool_alloc_batch(e.pool, b, 40);
+		assert_int_equal(n, 40);
+		uxdp_pool_free_batch(e.pool, b, 20);
+		assert_int_equal(uxdp_pool_destroy(e.pool), -EBUSY);
+		assert_non_null(strstr(uxdp_errmsg(), "20 buffers"));
+		assert_int_equal(uxdp_umem_destroy(e.umem), -EBUSY);
+		assert_null(uxdp_pool_create(e.umem, NULL));
+		assert_int_equal(errno, EBUSY);
+
+		/* Release 20 to the application, free the rest. */
+		for (i = 20; i < 40; i++) {
+			e.app[t_buf_chunk(&e, b[i])] = true;
+			uxdp_pool_release(b[i]);
+		}
+		t_check_invariant(&e, NULL, 0);
+		for (i = 0; i < 20; i++)
+			freed[i] = t_buf_chunk(&e, b[i]);
+		assert_int_equal(uxdp_pool_destroy(e.pool), 0);
+		/* The free list (20) is the application's again; the 24 still
+		 * in the fill ring stay there for the next pool. */
+		for (i = 0; i < 20; i++)
+			e.app[freed[i]] = true;
+
+		e.pool = uxdp_pool_create(e.umem, NULL);
+		assert_non_null(e.pool);
+		for (i = 0; i < NCHUNKS; i++)
+			if (e.app[i])
+				t_post_range(&e, i, 1);
+		n = uxdp_pool_alloc_batch(e.pool, b, NCHUNKS);
+		assert_int_equal(n, NCHUNKS);
+		t_env_fini(&e, b, n);
+	}
+}
+
+/* Bad configuration and second pool. */
+static void test_pool_create_errors(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_pool_opts, o, .flags = 1);
+	struct uxdp_umem *u = uxdp_umem_create(NULL, 1 << 20, NULL);
+	struct uxdp_pool *p;
+
+	(void)state;
+	assert_non_null(u);
+	assert_null(uxdp_pool_create(NULL, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_null(uxdp_pool_create(u, &o));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "flags"));
+	p = uxdp_pool_create(u, NULL);
+	assert_non_null(p);
+	assert_int_equal(uxdp_pool_stats(NULL, NULL), -EINVAL);
+	assert_int_equal(uxdp_pool_audit(p, NULL), -EINVAL);
+	assert_ptr_equal(uxdp_pool_umem(p), u);
+	assert_int_equal(uxdp_pool_destroy(p), 0);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_single_alloc_sets_pointers),
+		cmocka_unit_test(test_batch_matches_single),
+		cmocka_unit_test(test_batch_then_set_size),
+		cmocka_unit_test(test_exhaustion),
+		cmocka_unit_test(test_invalid_fill_addrs),
+		cmocka_unit_test(test_aligned_addr_in_chunk),
+		cmocka_unit_test(test_unaligned_fill_offset_ignored),
+		cmocka_unit_test(test_duplicate_fill_addrs),
+		cmocka_unit_test(test_free_list),
+		cmocka_unit_test(test_release_handle),
+		cmocka_unit_test(test_complete),
+		cmocka_unit_test(test_fill_consumer_published),
+		cmocka_unit_test(test_unaligned_heads),
+		cmocka_unit_test(test_random_accounting),
+		cmocka_unit_test(test_teardown),
+		cmocka_unit_test(test_pool_create_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

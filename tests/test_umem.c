@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * UMEM creation and validation: defaults, every rejected configuration gives
+ * -EINVAL and says why, option-struct compatibility, caller vs own memory.
+ * (tests/test_umem_kernel.c checks the same rules against the kernel.)
+ */
+#include "t_helpers.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <uxdp/uxdp.h>
+
+#define MB (1ULL << 20)
+
+static void *t_area(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_ptr_not_equal(p, MAP_FAILED);
+	return p;
+}
+
+/* Defaults: 4 KiB chunks, no headroom, 2048-entry rings, our own memory. */
+static void test_defaults(void **state)
+{
+	struct uxdp_umem *u = uxdp_umem_create(NULL, MB, NULL);
+
+	(void)state;
+	assert_non_null(u);
+	assert_int_equal(uxdp_umem_chunk_size(u), 4096);
+	assert_int_equal(uxdp_umem_headroom(u), 0);
+	assert_int_equal(uxdp_umem_nchunks(u), 256);
+	assert_int_equal(uxdp_umem_size(u), MB);
+	assert_false(uxdp_umem_unaligned(u));
+	assert_int_equal(uxdp_umem_fill_ring(u)->size, 2048);
+	assert_int_equal(uxdp_umem_comp_ring(u)->size, 2048);
+	assert_int_equal((uintptr_t)uxdp_umem_area(u) & 4095, 0);
+	/* The area is ours and writable end to end. */
+	memset(uxdp_umem_area(u), 0xab, MB);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+}
+
+struct bad_case {
+	uint64_t size;
+	uint32_t chunk_size, headroom, flags, tx_meta, fill, comp;
+	size_t area_off;
+	const char *why;	/* substring expected in uxdp_errmsg() */
+};
+
+/* Every rule rejects with EINVAL, and the message names the rule. */
+static void test_rejects_say_why(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ MB, 1024, 0, 0, 0, 0, 0, 0, "chunk_size 1024 outside" },
+		{ MB, 2047, 0, 0, 0, 0, 0, 0, "outside" },
+		{ MB, 8192, 0, 0, 0, 0, 0, 0, "outside" },
+		{ MB, 3000, 0, 0, 0, 0, 0, 0, "not a power of two" },
+		{ MB, 2048, 0, 1U << 3, 0, 0, 0, 0, "unknown flags" },
+		{ MB, 2048, 0, 0, 0, 0, 0, 64, "not page aligned" },
+		{ 0, 2048, 0, 0, 0, 0, 0, 0, "chunks of" },
+		{ 1000, 2048, 0, UXDP_UMEM_F_UNALIGNED, 0, 0, 0, 0, "chunks of" },
+		{ MB + 2048, 4096, 0, 0, 0, 0, 0, 0, "not a multiple" },
+		{ MB, 2048, 1345, 0, 0, 0, 0, 0, "headroom 1345 too large" },
+		{ MB, 4096, 4000, 0, 0, 0, 0, 0, "too large" },
+		{ MB, 2048, 0, UXDP_UMEM_F_TX_METADATA_LEN, 12, 0, 0, 0,
+		  "tx_metadata_len" },
+		{ MB, 2048, 0, UXDP_UMEM_F_TX_METADATA_LEN, 256, 0, 0, 0,
+		  "tx_metadata_len" },
+		{ MB, 2048, 0, 0, 0, 1000, 0, 0, "fill_size 1000" },
+		{ MB, 2048, 0, 0, 0, 0, 3, 0, "comp_size 3" },
+		{ MB, 2048, 0, UXDP_UMEM_F_HUGEPAGES, 0, 0, 0, 0,
+		  "only when uxdp allocates" },
+	};
+	char *area = t_area(2 * MB);
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct bad_case *c = &cases[i];
+		UXDP_DECLARE_OPTS(uxdp_umem_opts, o,
+				  .chunk_size = c->chunk_size,
+				  .headroom = c->headroom, .flags = c->flags,
+				  .tx_metadata_len = c->tx_meta,
+				  .fill_size = c->fill, .comp_size = c->comp);
+		struct uxdp_umem *u;
+
+		errno = 0;
+		u = uxdp_umem_create(area + c->area_off, c->size, &o);
+		if (u || errno != EINVAL || !strstr(uxdp_errmsg(), c->why))
+			fail_msg("case %zu: umem %p errno %d msg '%s', want "
+				 "EINVAL and '%s'", i, (void *)u, errno,
+				 uxdp_errmsg(), c->why);
+		assert_int_equal(uxdp_umem_check(area + c->area_off, c->size,
+						 &o), -EINVAL);
+	}
+	munmap(area, 2 * MB);
+}
+
+/* Boundaries that must be accepted. */
+static void test_accepts_limits(void **state)
+{
+	char *area = t_area(2 * MB);
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, o, .chunk_size = 2048,
+			  .headroom = 2048 - UXDP_UMEM_CHUNK_RESERVED);
+	struct uxdp_umem *u;
+
+	(void)state;
+	u = uxdp_umem_create(area, MB, &o);
+	assert_non_null(u);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+
+	/* Unaligned: any chunk size in range, a tail that is not a chunk. */
+	o.chunk_size = 3000;
+	o.headroom = 0;
+	o.flags = UXDP_UMEM_F_UNALIGNED;
+	u = uxdp_umem_create(area, MB + 100, &o);
+	assert_non_null(u);
+	assert_int_equal(uxdp_umem_nchunks(u), (MB + 100) / 3000);
+	assert_true(uxdp_umem_unaligned(u));
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+
+	/* The metadata length is only read with its flag, as in the kernel. */
+	o.flags = 0;
+	o.chunk_size = 2048;
+	o.tx_metadata_len = 13;
+	assert_int_equal(uxdp_umem_check(area, MB, &o), 0);
+	o.flags = UXDP_UMEM_F_TX_METADATA_LEN;
+	o.tx_metadata_len = 248;
+	assert_int_equal(uxdp_umem_check(area, MB, &o), 0);
+
+	/* Exactly one chunk. */
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	assert_int_equal(uxdp_umem_check(area, 4096, &o), 0);
+	munmap(area, 2 * MB);
+}
+
+/* Caller memory is used in place and left mapped at destroy. */
+static void test_caller_area(void **state)
+{
+	char *area = t_area(MB);
+	struct uxdp_umem *u = uxdp_umem_create(area, MB, NULL);
+
+	(void)state;
+	assert_non_null(u);
+	assert_ptr_equal(uxdp_umem_area(u), area);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+	area[MB - 1] = 1;	/* still ours: would fault if unmapped */
+	munmap(area, MB);
+}
+
+/* Option structs: too small, older, newer with zero tail, newer non-zero. */
+static void test_opts_compat(void **state)
+{
+	struct {
+		struct uxdp_umem_opts o;
+		uint64_t future;
+	} big;
+	struct uxdp_umem_opts o;
+	struct uxdp_umem *u;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));	/* sz == 0: not declared properly */
+	assert_null(uxdp_umem_create(NULL, MB, &o));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "UXDP_DECLARE_OPTS"));
+
+	/* An older caller knows only up to headroom: the rest is default. */
+	memset(&o, 0, sizeof(o));
+	o.sz = offsetof(struct uxdp_umem_opts, headroom) + sizeof(uint32_t);
+	o.chunk_size = 2048;
+	o.flags = 0xdead;	/* beyond the caller's sz: must be ignored */
+	u = uxdp_umem_create(NULL, MB, &o);
+	assert_non_null(u);
+	assert_int_equal(uxdp_umem_chunk_size(u), 2048);
+	assert_false(uxdp_umem_unaligned(u));
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	u = uxdp_umem_create(NULL, MB, &big.o);
+	assert_non_null(u);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+
+	big.future = 1;
+	assert_null(uxdp_umem_create(NULL, MB, &big.o));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "newer"));
+}
+
+/* Huge pages are optional: either they work or the error says what to do. */
+static void test_hugepages(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, o, .flags = UXDP_UMEM_F_HUGEPAGES);
+	struct uxdp_umem *u;
+
+	(void)state;
+	u = uxdp_umem_create(NULL, 4 * MB, &o);
+	if (u) {
+		memset(uxdp_umem_area(u), 1, 4 * MB);
+		assert_int_equal(uxdp_umem_destroy(u), 0);
+	} else {
+		assert_int_equal(errno, ENOMEM);
+		assert_non_null(strstr(uxdp_errmsg(), "nr_hugepages"));
+	}
+}
+
+/* Ring sizes come from the options. */
+static void test_ring_sizes(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, o, .fill_size = 64,
+			  .comp_size = 1U << 14);
+	struct uxdp_umem *u = uxdp_umem_create(NULL, MB, &o);
+
+	(void)state;
+	assert_non_null(u);
+	assert_int_equal(uxdp_umem_fill_ring(u)->size, 64);
+	assert_int_equal(uxdp_umem_comp_ring(u)->size, 1U << 14);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+}
+
+/* Descriptor address helpers. */
+static void test_addr_helpers(void **state)
+{
+	char area[16];
+	uint64_t a = (5000ULL) | (300ULL << UXDP_UNALIGNED_BUF_OFFSET_SHIFT);
+
+	(void)state;
+	assert_int_equal(uxdp_umem_addr_offset(4096), 4096);
+	assert_int_equal(uxdp_umem_addr_offset(a), 5300);
+	assert_ptr_equal(uxdp_umem_addr_ptr(area, 7), area + 7);
+	assert_int_equal(uxdp_umem_destroy(NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_rejects_say_why),
+		cmocka_unit_test(test_accepts_limits),
+		cmocka_unit_test(test_caller_area),
+		cmocka_unit_test(test_opts_compat),
+		cmocka_unit_test(test_hugepages),
+		cmocka_unit_test(test_ring_sizes),
+		cmocka_unit_test(test_addr_helpers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
