@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install into a scratch prefix, then build the README example the way a
+# consumer would: pkg-config --cflags --libs uxdp, shared and static.
+set -eu
+build=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+pc=$(find "$tmp/prefix" -name uxdp.pc)
+[ -n "$pc" ] || { echo "uxdp.pc not installed"; exit 1; }
+export PKG_CONFIG_PATH=$(dirname "$pc")
+# The .pc names the configured prefix; point it at the scratch one.
+pkgc() { pkg-config --define-variable=prefix="$tmp/prefix" "$@" uxdp; }
+libdir=$(pkgc --variable=libdir)
+
+cc $(pkgc --cflags) "$src/examples/quickstart.c" $(pkgc --libs) \
+	-o "$tmp/qs-shared"
+LD_LIBRARY_PATH=$libdir "$tmp/qs-shared" | grep -q "hello"
+
+cc $(pkgc --cflags) "$src/examples/quickstart.c" "$libdir/libuxdp.a" \
+	$(pkgc --static --libs-only-l | sed 's/-luxdp//') -o "$tmp/qs-static"
+"$tmp/qs-static" | grep -q "hello"
+echo "install + pkg-config: shared and static consumers OK"
