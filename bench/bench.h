@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp-bench internals shared by every command: options, the TSC clock,
+ * CPU pinning and the round-robin runner.
+ *
+ * A command (ring_perf.c, pool_perf.c, ...) builds an array of variants,
+ * hands it to bench_run(), and turns medians into report rows (report.h).
+ * Nothing here knows about rings or pools.
+ */
+#ifndef UXDP_BENCH_H
+#define UXDP_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define BENCH_HAVE_TSC 1
+#else
+#define BENCH_HAVE_TSC 0
+#endif
+
+/* Options, as parsed by main.c. Zero means "the command's default". */
+struct bench_opts {
+	uint32_t runs;		/* -r: samples per variant */
+	uint64_t ops;		/* -n: elements / buffers per run */
+	uint32_t frames;	/* --frames: UMEM chunks (pool) */
+	uint32_t chunk_size;	/* --chunk-size: 2048 or 4096 (pool) */
+	bool json;		/* --json: one JSON document on stdout */
+	bool quiet;		/* -q: no progress or explanatory notes */
+	bool no_dpdk;		/* --no-dpdk: skip the DPDK peers */
+	bool compact;		/* demo: summary block only, no full tables */
+};
+
+/* What the process found at start-up; filled by bench_env_init(). */
+struct bench_env {
+	double tsc_ghz;		/* TSC ticks per ns */
+	double stamp_cost;	/* ticks between two back-to-back stamps */
+	int ncpus;		/* CPUs in our affinity mask */
+	int cpu_a;		/* 1-core tests and producers run here */
+	int cpu_b;		/* consumers, -1 if only one CPU */
+	bool pinned;		/* pthread_setaffinity_np worked */
+};
+
+extern struct bench_env bench_env;
+
+/* ---- the clock ----------------------------------------------------------- */
+
+/*
+ * Stamps for a timed region. The lfence before rdtsc keeps earlier work from
+ * leaking past the start; rdtscp waits for the timed work to retire and the
+ * lfence after it keeps later work from starting before the stamp. Without
+ * them out-of-order execution blurs regions of a few dozen cycles.
+ */
+static inline uint64_t bench_tsc_begin(void)
+{
+#if BENCH_HAVE_TSC
+	_mm_lfence();
+	return __rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+static inline uint64_t bench_tsc_end(void)
+{
+#if BENCH_HAVE_TSC
+	unsigned int aux;
+	uint64_t t = __rdtscp(&aux);
+
+	_mm_lfence();
+	return t;
+#else
+	return bench_tsc_begin();
+#endif
+}
+
+/* Spin-wait hint for the two-thread loops (the same for every peer). */
+static inline void bench_cpu_relax(void)
+{
+#if BENCH_HAVE_TSC
+	_mm_pause();
+#endif
+}
+
+/*
+ * Read a size through a volatile so the compiler cannot specialise a loop
+ * for the one value a variant happens to use: bulk 32 must cost what it
+ * costs when the size is a run-time value, as in a real driver.
+ */
+static inline uint32_t bench_opaque_u32(uint32_t v)
+{
+	volatile uint32_t x = v;
+
+	return x;
+}
+
+static inline uint64_t bench_opaque_u64(uint64_t v)
+{
+	volatile uint64_t x = v;
+
+	return x;
+}
+
+/*
+ * Calibrate the TSC against CLOCK_MONOTONIC_RAW, measure the cost of a
+ * stamp, and find the CPUs to pin to. Returns 0, or -1 if no clock works.
+ */
+int bench_env_init(void);
+
+/* ns for @ticks TSC ticks. */
+static inline double bench_ns(double ticks)
+{
+	return ticks / bench_env.tsc_ghz;
+}
+
+/* ---- pinning ------------------------------------------------------------- */
+
+/* Pin the calling thread to @cpu. Returns 0, or -errno. No-op for cpu < 0. */
+int bench_pin_self(int cpu);
+
+/*
+ * Run @fn(@arg) on a new thread pinned to @cpu (bench_env.cpu_b for
+ * consumers). Returns 0, or -errno. bench_join() waits for it.
+ */
+struct bench_thread;
+int bench_spawn(struct bench_thread **t, int cpu, void *(*fn)(void *),
+		void *arg);
+void bench_join(struct bench_thread *t);
+
+/* ---- the runner ---------------------------------------------------------- */
+
+#define BENCH_MAX_METRICS	4
+
+struct bench_variant {
+	const char *label;	/* for progress and error messages */
+	/*
+	 * Do @ops operations and store per-operation figures (TSC ticks per
+	 * element, per buffer, ...) in out[0..nmetrics-1]. Returns 0, or
+	 * -errno: the variant is dropped from the results with a message.
+	 */
+	int (*run)(void *arg, uint64_t ops, double *out);
+	void *arg;
+	uint64_t ops;
+	unsigned int nmetrics;
+
+	/* Filled by bench_run(). */
+	double *samples;	/* [run][metric] */
+	unsigned int nsamples;
+	int err;
+};
+
+/*
+ * Run every variant @runs times, round-robin: run 1 of each variant, then
+ * run 2 of each, ... so slow drift of a shared machine (another tenant, a
+ * frequency change) lands on all variants alike instead of on whichever
+ * ran last. One untimed warm-up pass first (page faults, caches, branch
+ * predictors). Returns the number of variants that produced samples.
+ */
+unsigned int bench_run(struct bench_variant *v, unsigned int nv,
+		       unsigned int runs, const char *what, bool quiet);
+
+/* Median / minimum of one metric over the runs; NAN if none. */
+double bench_median(const struct bench_variant *v, unsigned int metric);
+double bench_min(const struct bench_variant *v, unsigned int metric);
+
+/*
+ * One metric of run @run (0-based, in round-robin order), NAN if that run
+ * failed. Runs with the same index ran back to back across variants.
+ */
+double bench_sample(const struct bench_variant *v, unsigned int run,
+		    unsigned int metric);
+
+/* Median of @n values (sorts @vals); NAN if n == 0. */
+double bench_median_of(double *vals, unsigned int n);
+
+/* Free what bench_run() allocated. */
+void bench_variants_free(struct bench_variant *v, unsigned int nv);
+
+/* Progress to stderr unless quiet. */
+void bench_progress(bool quiet, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Memory for DPDK's EAL (no hugepages: plain anonymous memory): room for a
+ * mempool as large as the UMEM the pool command builds, plus rings.
+ */
+unsigned int bench_dpdk_mem_mb(const struct bench_opts *o);
+
+/* ---- commands ------------------------------------------------------------ */
+
+/* Each returns 0, 1 on a failed run (content error, setup failure). */
+int bench_ring(const struct bench_opts *o);
+int bench_pool(const struct bench_opts *o);
+
+#define BENCH_RING_DEFAULT_OPS	10000000ULL
+#define BENCH_POOL_DEFAULT_OPS	2000000ULL
+#define BENCH_DEFAULT_RUNS	5
+#define BENCH_DEMO_RUNS		3
+#define BENCH_DEFAULT_FRAMES	4096
+#define BENCH_DEFAULT_CHUNK	2048
+
+#endif /* UXDP_BENCH_H */

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp-bench: measure uxdp's rings and buffer pool against the seeds'
+ * figures and against DPDK, on the machine at hand.
+ *
+ *	uxdp-bench COMMAND [options]
+ *
+ * Commands are a table (cmds[] below); each lives in its own bench/ file and
+ * reports through bench/report.h, so a new one (veth-tx, redirect, ...) is
+ * a new file and one line here. Options are a table too, bound to the
+ * fields of struct bench_opts; the getopt_long() tables and --help are
+ * generated from it, so an option is declared exactly once.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uxdp/uxdp.h>
+
+#include "bench.h"
+#include "dpdk_peer.h"
+#include "report.h"
+
+/* ---- options ------------------------------------------------------------- */
+
+enum opt_type {
+	OPT_FLAG,		/* bool, no argument */
+	OPT_U32,
+	OPT_U64,		/* accepts k, M, G suffixes (x1000) */
+	OPT_HELP,
+};
+
+struct opt_def {
+	const char *name;
+	int key;		/* short letter, or >= 256 for long only */
+	enum opt_type type;
+	size_t off;		/* field in struct bench_opts */
+	const char *metavar;
+	uint64_t min, max;
+	const char *help;	/* ends with the default */
+};
+
+#define OPT_DEF(n, k, t, field, mv, lo, hi, h) \
+	{ n, k, t, offsetof(struct bench_opts, field), mv, lo, hi, h }
+
+enum {
+	KEY_FRAMES = 256,
+	KEY_CHUNK,
+	KEY_JSON,
+	KEY_NO_DPDK,
+};
+
+static const struct opt_def opt_defs[] = {
+	OPT_DEF("runs", 'r', OPT_U32, runs, "N", 1, 100,
+		"runs per variant; median and min reported (default 5, "
+		"demo 3)"),
+	OPT_DEF("ops", 'n', OPT_U64, ops, "N", 64, 10000000000ULL,
+		"elements (ring) or buffers (pool) per run, k/M/G suffix "
+		"ok (default: ring 10M, pool 2M; demo: ring 4M, pool 1M)"),
+	OPT_DEF("frames", KEY_FRAMES, OPT_U32, frames, "N", 128, 1U << 20,
+		"pool: UMEM chunks; the fill ring is sized to hold them "
+		"(default 4096)"),
+	OPT_DEF("chunk-size", KEY_CHUNK, OPT_U32, chunk_size, "BYTES", 2048,
+		4096, "pool: UMEM chunk size, 2048 or 4096 (default 2048)"),
+	OPT_DEF("json", KEY_JSON, OPT_FLAG, json, NULL, 0, 0,
+		"print one JSON document instead of tables (default off)"),
+	OPT_DEF("quiet", 'q', OPT_FLAG, quiet, NULL, 0, 0,
+		"no progress on stderr, no explanatory notes (default off)"),
+	OPT_DEF("no-dpdk", KEY_NO_DPDK, OPT_FLAG, no_dpdk, NULL, 0, 0,
+		"skip the DPDK peers even if built (default: run them)"),
+	{ "help", 'h', OPT_HELP, 0, NULL, 0, 0, "this text" },
+};
+
+#define NOPTS	(sizeof(opt_defs) / sizeof(opt_defs[0]))
+
+/* ---- commands ------------------------------------------------------------ */
+
+static int cmd_demo(const struct bench_opts *o);
+
+struct bench_cmd {
+	const char *name;
+	const char *help;
+	int (*run)(const struct bench_opts *o);
+};
+
+static const struct bench_cmd cmds[] = {
+	{ "ring", "uxdp SPSC rings vs DPDK rte_ring SP/SC: 1-core, "
+		  "2-thread, empty poll", bench_ring },
+	{ "pool", "Rx buffer life: single vs batched allocation, aligned "
+		  "vs unaligned, vs rte_mempool", bench_pool },
+	{ "demo", "ring and pool with fewer runs and shorter runs, then a "
+		  "compact summary", cmd_demo },
+};
+
+#define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
+
+#define DEMO_RING_OPS	4000000ULL
+#define DEMO_POOL_OPS	1000000ULL
+
+/* ---- help and errors ----------------------------------------------------- */
+
+/* @text from column @col on, wrapped at 79 with continuation at @indent. */
+static void put_wrapped(FILE *f, int col, int indent, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *e = p;
+		int len;
+
+		while (*e && *e != ' ')
+			e++;
+		len = (int)(e - p);
+		if (col > indent && col + 1 + len > 79) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", len, p);
+		col += len;
+		p = *e ? e + 1 : e;
+	}
+	fputc('\n', f);
+}
+
+static void usage(FILE *f)
+{
+	unsigned int i;
+
+	fprintf(f, "usage: uxdp-bench COMMAND [options]\n\ncommands:\n");
+	for (i = 0; i < NCMDS; i++) {
+		fprintf(f, "  %-6s ", cmds[i].name);
+		put_wrapped(f, 9, 9, cmds[i].help);
+	}
+	fprintf(f, "\noptions:\n");
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *d = &opt_defs[i];
+		char flag[48];
+
+		if (d->key < 256)
+			snprintf(flag, sizeof(flag), "-%c, --%s%s%s", d->key,
+				 d->name, d->metavar ? " " : "",
+				 d->metavar ? d->metavar : "");
+		else
+			snprintf(flag, sizeof(flag), "    --%s%s%s", d->name,
+				 d->metavar ? " " : "",
+				 d->metavar ? d->metavar : "");
+		fprintf(f, "  %-24s ", flag);
+		put_wrapped(f, 27, 27, d->help);
+	}
+	fputc('\n', f);
+	put_wrapped(f, 0, 0, "Cycles are TSC ticks, calibrated to ns at "
+		    "start-up. With two CPUs, 1-core tests and producers run "
+		    "on the first, consumers on the second. Exit status: 0 "
+		    "ok (a target not reached is still 0), 1 a run failed, "
+		    "2 bad arguments.");
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+bad_args(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "uxdp-bench: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'uxdp-bench --help'.\n");
+	exit(2);
+}
+
+/* A decimal number with an optional k/M/G (x1000) suffix. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t mult = 1, v;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		mult = 1000ULL;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1000000ULL;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1000000000ULL;
+		end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end || (v && mult > UINT64_MAX / v))
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
+static void set_opt(struct bench_opts *o, const struct opt_def *d,
+		    const char *arg)
+{
+	char *field = (char *)o + d->off;
+	uint64_t v;
+
+	switch (d->type) {
+	case OPT_FLAG:
+		*(bool *)field = true;
+		return;
+	case OPT_U32:
+	case OPT_U64:
+		if (parse_u64(arg, &v) || v < d->min || v > d->max)
+			bad_args("--%s: '%s' is not a number in [%llu, %llu]",
+				 d->name, arg, (unsigned long long)d->min,
+				 (unsigned long long)d->max);
+		if (d->type == OPT_U32)
+			*(uint32_t *)field = (uint32_t)v;
+		else
+			*(uint64_t *)field = v;
+		return;
+	case OPT_HELP:
+		usage(stdout);
+		exit(0);
+	}
+}
+
+static const struct bench_cmd *parse_args(int argc, char **argv,
+					  struct bench_opts *o)
+{
+	struct option longopts[NOPTS + 1];
+	char shortopts[NOPTS * 2 + 2], *sp = shortopts;
+	const struct bench_cmd *cmd = NULL;
+	unsigned int i;
+	int c;
+
+	*sp++ = ':';		/* report a missing argument as ':' */
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *d = &opt_defs[i];
+		bool arg = d->type == OPT_U32 || d->type == OPT_U64;
+
+		longopts[i] = (struct option){
+			.name = d->name,
+			.has_arg = arg ? required_argument : no_argument,
+			.val = d->key,
+		};
+		if (d->key < 256) {
+			*sp++ = (char)d->key;
+			if (arg)
+				*sp++ = ':';
+		}
+	}
+	memset(&longopts[NOPTS], 0, sizeof(longopts[0]));
+	*sp = '\0';
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == '?')
+			bad_args("unknown option '%s'", argv[optind - 1]);
+		if (c == ':')
+			bad_args("option '%s' needs a value",
+				 argv[optind - 1]);
+		for (i = 0; i < NOPTS; i++)
+			if (opt_defs[i].key == c)
+				set_opt(o, &opt_defs[i], optarg);
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		exit(2);
+	}
+	for (i = 0; i < NCMDS; i++)
+		if (!strcmp(argv[optind], cmds[i].name))
+			cmd = &cmds[i];
+	if (!cmd)
+		bad_args("unknown command '%s'", argv[optind]);
+	if (optind + 1 < argc)
+		bad_args("unexpected argument '%s'", argv[optind + 1]);
+	/* Aligned mode needs a power-of-two chunk. */
+	if (o->chunk_size && o->chunk_size != 2048 && o->chunk_size != 4096)
+		bad_args("--chunk-size: %u is not 2048 or 4096",
+			 o->chunk_size);
+	return cmd;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+static int cmd_demo(const struct bench_opts *o)
+{
+	struct bench_opts d = *o;
+	int ret;
+
+	d.compact = true;
+	d.ops = o->ops ? o->ops : DEMO_RING_OPS;
+	ret = bench_ring(&d);
+	d.ops = o->ops ? o->ops : DEMO_POOL_OPS;
+	ret |= bench_pool(&d);
+	return ret;
+}
+
+static void print_header(const char *cmd, const struct bench_opts *o)
+{
+	report_env_str("uxdp_version", "%d.%d", UXDP_VERSION_MAJOR,
+		       UXDP_VERSION_MINOR);
+	report_env_num("runs", o->runs);
+	report_env_num("tsc_ghz", bench_env.tsc_ghz);
+	report_env_num("stamp_cost_ticks", bench_env.stamp_cost);
+	report_env_num("cpus", bench_env.ncpus);
+	if (bench_env.pinned)
+		report_env_str("pinning", "1-core and producer on CPU %d, "
+			       "consumer on CPU %d", bench_env.cpu_a,
+			       bench_env.cpu_b);
+	else
+		report_env_str("pinning", "none (%d CPU)", bench_env.ncpus);
+
+	report_text("uxdp-bench %s (uxdp %d.%d): median and min of %u run%s "
+		    "per variant, variants interleaved round-robin", cmd,
+		    UXDP_VERSION_MAJOR, UXDP_VERSION_MINOR, o->runs,
+		    o->runs == 1 ? "" : "s");
+#if BENCH_HAVE_TSC
+	report_text("clock: TSC %.3f GHz (calibrated against "
+		    "CLOCK_MONOTONIC_RAW); cyc = TSC ticks, not core clocks; "
+		    "a stamp costs %.0f ticks", bench_env.tsc_ghz,
+		    bench_env.stamp_cost);
+#else
+	report_text("clock: no TSC on this architecture; cyc = ns");
+#endif
+	if (bench_env.pinned)
+		report_text("cpus: %d; pinned: 1-core tests and producers on "
+			    "CPU %d, consumers on CPU %d", bench_env.ncpus,
+			    bench_env.cpu_a, bench_env.cpu_b);
+	else
+		report_text("cpus: %d; not pinned (two-thread tests need two "
+			    "CPUs)", bench_env.ncpus);
+	if (o->no_dpdk)
+		report_text("DPDK peer: skipped (--no-dpdk)");
+	else
+		report_text("DPDK peer: %s", dpdk_peer_status());
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_opts o = { 0 };
+	const struct bench_cmd *cmd;
+	int ret;
+
+	cmd = parse_args(argc, argv, &o);
+	if (!o.runs)
+		o.runs = cmd->run == cmd_demo ? BENCH_DEMO_RUNS :
+						BENCH_DEFAULT_RUNS;
+	/* The library's warnings would garble a JSON document. */
+	if (o.json)
+		uxdp_set_print(NULL);
+	if (bench_env_init()) {
+		fprintf(stderr, "uxdp-bench: cannot calibrate the TSC\n");
+		return 1;
+	}
+	report_init(cmd->name, o.json, o.quiet, cmd->run == cmd_demo);
+	print_header(cmd->name, &o);
+	report_flush();
+
+	ret = cmd->run(&o);
+
+	/* The status may have changed: EAL starts only when first needed. */
+	if (o.no_dpdk) {
+		report_env_str("dpdk", "skipped (--no-dpdk)");
+	} else {
+		report_env_str("dpdk", "%s", dpdk_peer_status());
+		if (dpdk_peer_built())
+			report_text("\nDPDK peer: %s", dpdk_peer_status());
+	}
+	report_flush();
+	report_print_summary(cmd->run == cmd_demo ?
+			     "uxdp vs the seeds and peers (ratios first; < 1 "
+			     "means uxdp is cheaper)" :
+			     "summary (ratios first; < 1 means uxdp is "
+			     "cheaper)");
+	report_finish();
+	return ret ? 1 : 0;
+}
