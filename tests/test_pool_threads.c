@@ -7,6 +7,7 @@
 #include "t_helpers.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include <uxdp/uxdp.h>
@@ -41,6 +42,8 @@ static void *t_freer(void *arg)
 		if (n) {
 			uxdp_pool_free_remote(r->pool, bufs, n);
 			r->freed += n;
+		} else {
+			sched_yield();	/* a loaded machine: let the owner run */
 		}
 	}
 out:
@@ -58,7 +61,7 @@ static void t_send(struct t_remote *r, uint64_t v)
 	uint32_t idx;
 
 	while (!uxdp_ring_prod_reserve(&r->prod, 1, &idx))
-		;
+		sched_yield();
 	*uxdp_ring_addr(&r->prod, idx) = v;
 	uxdp_ring_prod_submit(&r->prod, 1);
 }
@@ -110,10 +113,13 @@ static void test_remote_free_roundtrip(void **state)
 	/* Far more allocations than chunks: the remote frees were reused. */
 	assert_true(got > 10 * NCHUNKS);
 
-	/* Everything is back in the pool: audit drains the pending ones. */
+	/* Everything is back in the pool, or still on the fill ring (the
+	 * free list, fed by the remote frees, is used first): audit drains
+	 * the pending ones. */
 	assert_int_equal(uxdp_pool_audit(r.pool, where), NCHUNKS);
 	for (i = 0; i < NCHUNKS; i++)
-		assert_int_equal(where[i], UXDP_LOC_FREE_LIST);
+		if (where[i] != UXDP_LOC_FREE_LIST && where[i] != UXDP_LOC_FILL)
+			fail_msg("chunk %u in places 0x%x", i, where[i]);
 	assert_int_equal(uxdp_pool_stats(r.pool, &st), 0);
 	assert_int_equal(st.outstanding, 0);
 	assert_int_equal(st.bad_free, 0);

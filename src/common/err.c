@@ -6,7 +6,7 @@
 #include "../internal.h"
 
 static __thread char err_buf[256];
-__thread char uxdp_thread_tok;
+UXDP_TLS_FAST char uxdp_thread_tok;
 
 UXDP_EXPORT const char *uxdp_errmsg(void)
 {

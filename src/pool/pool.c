@@ -246,14 +246,20 @@ UXDP_EXPORT void uxdp_pool_free_remote(struct uxdp_pool *p,
 	uxdp_spin_unlock(&p->remote.lock);
 }
 
+/*
+ * Ownership moves between threads only at a handover point the caller
+ * arranges (the old owner no longer allocates or frees); the field is
+ * atomic so that others reading it during the move see one value or the
+ * other, not a torn one.
+ */
 UXDP_EXPORT void uxdp_pool_set_owner(struct uxdp_pool *p)
 {
-	p->owner = uxdp_thread_id();
+	__atomic_store_n(&p->owner, uxdp_thread_id(), __ATOMIC_RELEASE);
 }
 
 UXDP_EXPORT bool uxdp_pool_is_owner(const struct uxdp_pool *p)
 {
-	return p->owner == uxdp_thread_id();
+	return __atomic_load_n(&p->owner, __ATOMIC_RELAXED) == uxdp_thread_id();
 }
 
 /* ---- allocation ------------------------------------------------------------ */
