@@ -11,5 +11,9 @@
 #include <uxdp/umem.h>
 #include <uxdp/buff.h>
 #include <uxdp/pool.h>
+#include <uxdp/xdp.h>
+#include <uxdp/dev.h>
+#include <uxdp/veth.h>
+#include <uxdp/null.h>
 
 #endif /* UXDP_UXDP_H */

@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp xdp layer: frames, programs and actions, redirect targets and the bulk
+ * queues that batch transmission.
+ *
+ * A uxdp_buff lives for one poll; to outlive it (queued for transmit, handed
+ * to another device) it becomes a uxdp_frame, written in place at
+ * data_hard_start, in the buffer's own headroom (the kernel's xdp_frame):
+ *
+ *	data_hard_start  struct uxdp_frame (48 bytes)
+ *	                 ... headroom ...
+ *	data_meta        metadata (metasize bytes)
+ *	data             packet (len bytes)
+ *
+ * A frame goes back to whoever owns its memory: a uxdp_pool buffer to its
+ * pool (through the lock-free path on the pool's own thread, the pool's
+ * return lock from any other), other memory to its allocator.
+ *
+ * Programs are C functions: uint32_t prog(struct uxdp_buff *ctx, void *priv)
+ * returning a UXDP_* action. They read and write the packet between
+ * ctx->data and ctx->data_end and use the helpers below. XDP_TX and
+ * XDP_REDIRECT frames are collected in per-thread bulk queues of up to
+ * UXDP_BULK_SIZE frames and sent with one xmit call per queue: when a queue
+ * fills, and at the end of every poll (uxdp_xdp_flush).
+ */
+#ifndef UXDP_XDP_H
+#define UXDP_XDP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uxdp/buff.h>
+#include <uxdp/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Program verdicts: the kernel's enum xdp_action, same values. */
+enum uxdp_action {
+	UXDP_ABORTED = 0,
+	UXDP_DROP,
+	UXDP_PASS,
+	UXDP_TX,
+	UXDP_REDIRECT,
+};
+#define UXDP_ACTION_MAX	UXDP_REDIRECT
+
+/* Frames per bulk queue: XDP_BULK_QUEUE_SIZE, VETH_XDP_TX_BULK_SIZE. */
+#define UXDP_BULK_SIZE	16
+
+/* xmit flags (XDP_XMIT_FLUSH): ring the doorbell after these frames. */
+#define UXDP_XMIT_FLUSH		(1U << 0)
+#define UXDP_XMIT_FLAGS_MASK	UXDP_XMIT_FLUSH
+
+/* Tailroom a frame keeps free at the end of its buffer (skb_shared_info). */
+#define UXDP_FRAME_TAILROOM	320
+
+/* ---- memory models -------------------------------------------------------- */
+
+/* Who owns a buffer's memory, so a frame can be returned to it. */
+enum uxdp_mem_type {
+	/* A uxdp_pool buffer head (struct uxdp_pool_buff). */
+	UXDP_MEM_POOL = 0,
+	/* Memory from a struct uxdp_mem_allocator. */
+	UXDP_MEM_ALLOC,
+	/*
+	 * A buffer made from a received frame (uxdp_frame_to_buff): the
+	 * frame header still at data_hard_start names the real owner, so a
+	 * driver receiving frames from anywhere (veth) sets this once for its
+	 * queue instead of copying each frame's owner. The helpers keep that
+	 * header intact (adjust_head/meta stop at its end).
+	 */
+	UXDP_MEM_FRAME,
+};
+
+/*
+ * Any other memory: the allocator's free() gets back the buffer's
+ * data_hard_start (where the frame was written). It may be called from any
+ * thread; making that safe is the allocator's job.
+ */
+struct uxdp_mem_allocator {
+	void (*free)(struct uxdp_mem_allocator *a, void *hard_start);
+};
+
+struct uxdp_mem_info {
+	uint32_t type;		/* enum uxdp_mem_type */
+	/*
+	 * UXDP_MEM_POOL: the buffer's head, or NULL when the uxdp_buff being
+	 * processed *is* the head (a driver receiving into pool buffers).
+	 * UXDP_MEM_ALLOC: the struct uxdp_mem_allocator.
+	 */
+	void *owner;
+};
+
+/*
+ * Receive-queue information every buffer points to (buff->rxq): the kernel's
+ * xdp_rxq_info. Drivers fill it; programs read dev and queue_index.
+ */
+struct uxdp_rxq_info {
+	struct uxdp_dev *dev;		/* ingress device (opaque here) */
+	uint32_t queue_index;
+	uint32_t ifindex;
+	struct uxdp_mem_info mem;
+};
+
+/* ---- frames ------------------------------------------------------------------ */
+
+struct uxdp_frame {
+	void *data;
+	uint32_t len;
+	uint16_t headroom;	/* bytes from the end of this struct to data */
+	uint16_t metasize;
+	uint32_t frame_sz;
+	uint32_t flags;
+	struct uxdp_mem_info mem;
+	struct uxdp_dev *dev_rx;
+};
+
+/*
+ * Convert a buffer to a frame in place (xdp_convert_buff_to_frame). Needs
+ * room for struct uxdp_frame between data_hard_start and the metadata, and
+ * UXDP_FRAME_TAILROOM after data_end. Returns the frame, or NULL if the
+ * headroom or tailroom is too small (the buffer is untouched).
+ */
+UXDP_INLINE struct uxdp_frame *uxdp_buff_to_frame(struct uxdp_buff *buf)
+{
+	/*
+	 * Everything is read before the first store: the frame is written
+	 * through a pointer into packet memory, which the compiler must
+	 * assume may alias *buf, and would reload each field after each
+	 * store otherwise.
+	 */
+	char *hard_start = (char *)buf->data_hard_start;
+	char *data = (char *)buf->data, *end = (char *)buf->data_end;
+	char *meta = (char *)buf->data_meta;
+	const struct uxdp_rxq_info *rxq = buf->rxq;
+	uint32_t frame_sz = buf->frame_sz, flags = buf->flags;
+	uint32_t mem_type = rxq->mem.type;
+	void *owner = rxq->mem.owner;
+	struct uxdp_dev *dev = rxq->dev;
+	uint32_t headroom = (uint32_t)(data - hard_start);
+	uint32_t metasize = meta <= data ? (uint32_t)(data - meta) : 0;
+	struct uxdp_frame *f = (struct uxdp_frame *)hard_start;
+
+	/* The frame header must not overwrite the metadata, and the tail
+	 * must keep the room the frame owner relies on. */
+	if (uxdp_unlikely(headroom < metasize + sizeof(*f) ||
+			  end > hard_start + frame_sz - UXDP_FRAME_TAILROOM))
+		return NULL;
+	f->data = data;
+	f->len = (uint32_t)(end - data);
+	f->headroom = (uint16_t)(headroom - sizeof(*f));
+	f->metasize = (uint16_t)metasize;
+	f->frame_sz = frame_sz;
+	f->flags = flags;
+	f->dev_rx = dev;
+	/* A buffer made from a frame: the header already names the owner. */
+	if (mem_type == UXDP_MEM_FRAME)
+		return f;
+	/* A pool buffer's owner is its head: the buff itself unless the
+	 * rxq info names another. */
+	if (mem_type == UXDP_MEM_POOL && !owner)
+		owner = buf;
+	f->mem.type = mem_type;
+	f->mem.owner = owner;
+	return f;
+}
+
+/*
+ * Fill @buf from @frame (xdp_convert_frame_to_buff). buf->rxq is left to
+ * the caller, who also carries frame->mem over (a driver receiving frames
+ * sets its rxq info's mem to the frame's, as the kernel's veth does).
+ */
+UXDP_INLINE void uxdp_frame_to_buff(const struct uxdp_frame *f,
+				    struct uxdp_buff *buf)
+{
+	/* Loads first: see uxdp_buff_to_frame(). */
+	char *data = (char *)f->data;
+	uint32_t len = f->len, metasize = f->metasize;
+	uint32_t frame_sz = f->frame_sz, flags = f->flags;
+
+	buf->data_hard_start = (void *)f;
+	buf->data = data;
+	buf->data_end = data + len;
+	buf->data_meta = data - metasize;
+	buf->frame_sz = frame_sz;
+	buf->flags = flags;
+}
+
+/* Return a frame's memory to its owner; safe from any thread. */
+void uxdp_frame_return(struct uxdp_frame *frame);
+
+/*
+ * Return @n frames, batching consecutive frames of one owner into one call
+ * (one lock when returning from a foreign thread). Safe from any thread.
+ */
+void uxdp_frame_return_bulk(struct uxdp_frame **frames, uint32_t n);
+
+/*
+ * Return a buffer that never became a frame (XDP_DROP, errors): to its pool
+ * or allocator per buf->rxq->mem. Safe from any thread.
+ */
+void uxdp_buff_return(struct uxdp_buff *buf);
+
+/* ---- programs ------------------------------------------------------------- */
+
+typedef uint32_t (*uxdp_prog_fn)(struct uxdp_buff *ctx, void *priv);
+
+/*
+ * A program loadable by name from a shared object: the object defines
+ * `const struct uxdp_prog_def uxdp_prog_<name>` (use UXDP_PROG_DEFINE).
+ * init (optional) runs at load and returns the priv pointer passed to every
+ * call, or NULL with errno set to refuse loading; fini undoes it.
+ */
+struct uxdp_prog_def {
+	const char *name;
+	uxdp_prog_fn run;
+	void *(*init)(const char *args);
+	void (*fini)(void *priv);
+};
+
+#define UXDP_PROG_DEFINE(name_, run_, init_, fini_)			\
+	const struct uxdp_prog_def uxdp_prog_##name_ = {		\
+		.name = #name_, .run = (run_), .init = (init_),		\
+		.fini = (fini_),					\
+	}
+
+struct uxdp_prog;
+
+/*
+ * A program from a function. @name is copied. Returns the program, or NULL
+ * with errno set (EINVAL, ENOMEM).
+ */
+struct uxdp_prog *uxdp_prog_create(const char *name, uxdp_prog_fn run,
+				   void *priv);
+
+/*
+ * Load program @name from the shared object at @path (dlopen; a path
+ * without '/' is searched as dlopen does). @args is passed to the program's
+ * init. Returns the program, or NULL with errno set and uxdp_errmsg()
+ * saying what was missing.
+ */
+struct uxdp_prog *uxdp_prog_load(const char *path, const char *name,
+				 const char *args);
+
+/* Drop a reference; the program is freed (fini, dlclose) at the last one. */
+void uxdp_prog_put(struct uxdp_prog *prog);
+/* Take a reference. Returns @prog. */
+struct uxdp_prog *uxdp_prog_get(struct uxdp_prog *prog);
+const char *uxdp_prog_name(const struct uxdp_prog *prog);
+
+/*
+ * Run @prog on @ctx. Returns its verdict unchanged (the caller maps values
+ * above UXDP_ACTION_MAX to UXDP_ABORTED and counts them).
+ */
+uint32_t uxdp_prog_run(const struct uxdp_prog *prog, struct uxdp_buff *ctx);
+
+/* ---- helpers for programs ------------------------------------------------------ */
+
+/*
+ * Move the packet start by @delta bytes (negative grows the packet at the
+ * front), carrying the metadata along (bpf_xdp_adjust_head). The new start
+ * must leave room for struct uxdp_frame plus metadata before it and at least
+ * 14 bytes (an Ethernet header) of packet. Returns 0 or -EINVAL (nothing
+ * changed).
+ */
+int uxdp_adjust_head(struct uxdp_buff *ctx, int delta);
+
+/*
+ * Move the packet end by @delta bytes (bpf_xdp_adjust_tail); growth is
+ * zeroed. The end must stay within frame_sz - UXDP_FRAME_TAILROOM of
+ * data_hard_start and keep 14 bytes of packet. Returns 0 or -EINVAL.
+ */
+int uxdp_adjust_tail(struct uxdp_buff *ctx, int delta);
+
+/*
+ * Move the metadata start by @delta (bpf_xdp_adjust_meta). The metadata must
+ * stay after struct uxdp_frame, end at data, and be a multiple of 4 bytes,
+ * at most 252. Returns 0, -EINVAL (out of bounds) or -EACCES (bad length),
+ * or -EOPNOTSUPP if the buffer does not support metadata
+ * (data_meta > data).
+ */
+int uxdp_adjust_meta(struct uxdp_buff *ctx, int delta);
+
+/* ---- redirect targets and maps -------------------------------------------- */
+
+/*
+ * Something frames can be transmitted to in bulk: a device (the dev layer
+ * embeds one per device), later a socket. xmit follows the kernel's
+ * ndo_xdp_xmit rule (5.13+): it sends frames in order, stops at the first it
+ * cannot send, and returns how many it sent, or a negative errno if it sent
+ * none; it frees nothing. The caller returns frames [sent, n) exactly once.
+ * Unknown flag bits make it return -EINVAL.
+ */
+struct uxdp_xdp_target {
+	int (*xmit)(struct uxdp_xdp_target *t, int n,
+		    struct uxdp_frame **frames, uint32_t flags);
+	/* Frames per bulk queue for this target, 1..UXDP_BULK_SIZE
+	 * (1 = no bulking: one xmit call per frame). */
+	uint32_t bulk;
+	/* Per-thread bulk queues, allocated by uxdp_xdp_target_init. */
+	struct uxdp_bq *bqs;
+};
+
+/* Set up @t's per-thread bulk queues. Returns 0 or -ENOMEM. */
+int uxdp_xdp_target_init(struct uxdp_xdp_target *t);
+/* Free them. The target must not be in use (no thread has frames queued). */
+void uxdp_xdp_target_fini(struct uxdp_xdp_target *t);
+/* Set the bulk size (clamped to 1..UXDP_BULK_SIZE). */
+void uxdp_xdp_target_set_bulk(struct uxdp_xdp_target *t, uint32_t bulk);
+
+/*
+ * A redirect map: an array of targets indexed by key (the kernel's devmap;
+ * an xskmap later holds sockets the same way). Entries are set and cleared
+ * at run time, from any thread; programs look them up with
+ * uxdp_redirect_map().
+ */
+struct uxdp_map;
+
+/* A map of @max_entries slots. Returns it, or NULL with errno set. */
+struct uxdp_map *uxdp_map_create(uint32_t max_entries);
+void uxdp_map_destroy(struct uxdp_map *map);
+/* Set slot @key to @t (NULL clears it). Returns 0 or -E2BIG (bad key). */
+int uxdp_map_update(struct uxdp_map *map, uint32_t key,
+		    struct uxdp_xdp_target *t);
+/* The target at @key, or NULL. */
+struct uxdp_xdp_target *uxdp_map_lookup(const struct uxdp_map *map,
+					uint32_t key);
+
+/*
+ * For programs: redirect this packet to slot @key of @map
+ * (bpf_redirect_map). Returns UXDP_REDIRECT, or, when the slot is empty or
+ * out of range, the lower two bits of @flags as the verdict (so
+ * UXDP_DROP / UXDP_PASS / UXDP_TX can be given as the fallback).
+ */
+uint32_t uxdp_redirect_map(struct uxdp_map *map, uint32_t key,
+			   uint64_t flags);
+
+/* For programs: redirect to target @t directly (bpf_redirect). */
+uint32_t uxdp_redirect_target(struct uxdp_xdp_target *t);
+
+/* ---- per-queue receive state, and running programs ------------------------ */
+
+/* Called for UXDP_PASS: the buffer is the handler's only for the call. */
+typedef void (*uxdp_pass_fn)(void *arg, struct uxdp_buff *buf);
+
+/* Per receive queue counters. Written only by the queue's polling thread. */
+struct uxdp_rxq_stats {
+	uint64_t packets;	/* frames the program ran on */
+	uint64_t bytes;
+	uint64_t pass;
+	uint64_t pass_dropped;	/* UXDP_PASS with no pass handler set */
+	uint64_t drop;		/* UXDP_DROP verdicts */
+	uint64_t tx;		/* UXDP_TX frames sent */
+	uint64_t redirect;	/* UXDP_REDIRECT frames sent */
+	uint64_t aborted;	/* UXDP_ABORTED, including invalid verdicts */
+	uint64_t invalid_action;	/* verdicts > UXDP_ACTION_MAX */
+	uint64_t no_prog;	/* packets received with no program attached */
+	uint64_t tx_err;	/* UXDP_TX frames the device did not take */
+	uint64_t redirect_err;	/* redirects with no target, or not taken */
+	uint64_t frame_err;	/* no headroom/tailroom to make a frame */
+	uint64_t xmit_calls;	/* xmit calls made flushing bulk queues */
+};
+
+/*
+ * Everything the xdp layer keeps per receive queue. The dev layer embeds one
+ * per RX queue; a driver's poll passes it to uxdp_xdp_run().
+ */
+struct uxdp_xdp_rxq {
+	struct uxdp_rxq_info info;
+	struct uxdp_prog *prog;		/* RCU-like: see uxdp_xdp_rxq_set_prog */
+	/* Where XDP_TX frames go: the ingress device's own target. */
+	struct uxdp_xdp_target *tx_target;
+	uxdp_pass_fn pass;
+	void *pass_arg;
+	/* Odd while a poll of this queue runs (grace periods for detach). */
+	uint32_t poll_seq;
+	struct uxdp_rxq_stats stats;
+};
+
+/*
+ * Attach @prog (NULL detaches) while traffic flows. The polling thread picks
+ * the new program up at its next poll; when this returns, no poll is still
+ * running the old program, so the caller may drop its reference. Returns
+ * the previous program (the caller now owns that reference).
+ */
+struct uxdp_prog *uxdp_xdp_rxq_set_prog(struct uxdp_xdp_rxq *rxq,
+					struct uxdp_prog *prog);
+
+/*
+ * Wait until no poll of @rxq that could have missed a seq_cst store made
+ * before this call is still running (a grace period, as synchronize_rcu).
+ */
+void uxdp_xdp_rxq_sync(struct uxdp_xdp_rxq *rxq);
+
+/*
+ * Per-thread datapath state (the kernel's per-CPU bulk queues and
+ * bpf_redirect_info): the thread's slot in every target's bulk queues, the
+ * pending redirect, and the list of queues to flush at the end of the poll.
+ * Opaque; each polling thread gets its own on first use.
+ */
+struct uxdp_xdp_cpu;
+
+/* The calling thread's state (created on first use). NULL only when more
+ * than UXDP_MAX_THREADS threads have polled. */
+struct uxdp_xdp_cpu *uxdp_xdp_cpu_get(void);
+#define UXDP_MAX_THREADS 64
+
+/* The calling thread's index, 0..UXDP_MAX_THREADS-1 (smp_processor_id):
+ * drivers use it to spread transmitting threads over queues. */
+uint32_t uxdp_thread_index(void);
+
+/*
+ * Mark the start/end of one poll of @rxq by the calling thread. end flushes
+ * every bulk queue the poll filled (XDP_TX first, then redirects), with
+ * UXDP_XMIT_FLUSH. The dev layer calls these around each driver poll.
+ */
+struct uxdp_xdp_cpu *uxdp_xdp_poll_begin(struct uxdp_xdp_rxq *rxq);
+void uxdp_xdp_poll_end(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq);
+
+/*
+ * Run the queue's program on @buf and carry out the verdict: PASS calls the
+ * pass handler then returns the buffer, DROP and ABORTED return it, TX and
+ * REDIRECT turn it into a frame and queue it (and it is then the bulk
+ * queue's). A queue with no program drops the packet (counted in no_prog).
+ * Only between poll_begin and poll_end, on that thread. Returns the verdict
+ * carried out (UXDP_DROP when TX/REDIRECT failed).
+ */
+uint32_t uxdp_xdp_run(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
+		      struct uxdp_buff *buf);
+
+/*
+ * uxdp_xdp_run() for @n buffers received together (the driver's batch):
+ * the same semantics, with the per-call work (program lookup, counters)
+ * done once per batch. Every buffer's rxq must be &@rxq->info.
+ */
+void uxdp_xdp_run_batch(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
+			struct uxdp_buff **bufs, uint32_t n);
+
+/*
+ * Queue an already made frame for @t on this thread's bulk queue (what
+ * XDP_REDIRECT does after the program). Flushes first if the queue is full.
+ * @rxq gets the error counts. Only between poll_begin and poll_end.
+ */
+void uxdp_xdp_enqueue(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
+		      struct uxdp_xdp_target *t, struct uxdp_frame *frame,
+		      bool is_tx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UXDP_XDP_H */

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * veth: a pair of in-process devices (drivers/net/veth.c). xdp_xmit on one
+ * side puts frame pointers on the peer's per-queue receive ring under that
+ * ring's producer lock; the peer's poll drains the ring and runs its
+ * program. XDP_TX on a veth transmits out of it, i.e. back to the peer.
+ *
+ * Ring: a uxdp ring of 64-bit entries (frame pointers). Producers are any
+ * threads, serialised by the lock (the kernel's ptr_ring producer lock);
+ * the consumer is the queue's single polling thread and takes no lock.
+ */
+#include "../internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <uxdp/dev.h>
+#include <uxdp/ring.h>
+#include <uxdp/veth.h>
+
+#include "../dev/dev_internal.h"
+#include "../xdp/xdp_internal.h"
+
+#define VLAN_ETH_HLEN	18	/* hard_header_len + VLAN_HLEN */
+
+struct veth_rq {
+	/* Producer side: any thread, under lock. */
+	struct uxdp_spinlock lock;
+	struct uxdp_ring prod;
+	/* Consumer side: the polling thread only. */
+	struct uxdp_ring cons __attribute__((aligned(UXDP_CACHE_LINE)));
+	void *mem;
+} __attribute__((aligned(UXDP_CACHE_LINE)));
+
+struct veth_priv {
+	struct uxdp_dev *peer;		/* atomic: cleared at destroy */
+	uint32_t nrq;
+	uint32_t ring_size;
+	uint32_t max_len;		/* mtu + 18 */
+	struct veth_rq *rq;
+};
+
+static inline struct veth_priv *veth_priv(const struct uxdp_dev *dev)
+{
+	return dev_priv(dev);
+}
+
+/* Give back every frame still on @rq (queue going down or away). */
+static void veth_rq_drain(struct veth_rq *rq)
+{
+	struct uxdp_frame *frames[UXDP_BULK_SIZE];
+	uint32_t idx, n, i;
+
+	while ((n = uxdp_ring_cons_peek(&rq->cons, UXDP_BULK_SIZE, &idx))) {
+		for (i = 0; i < n; i++)
+			frames[i] = (struct uxdp_frame *)(uintptr_t)
+				*uxdp_ring_addr(&rq->cons, idx + i);
+		uxdp_ring_cons_release(&rq->cons, n);
+		uxdp_frame_return_bulk(frames, n);
+	}
+}
+
+static int veth_xdp_xmit(struct uxdp_dev *dev, int n,
+			 struct uxdp_frame **frames, uint32_t flags)
+{
+	struct veth_priv *priv = veth_priv(dev), *ppriv;
+	struct uxdp_dev *peer;
+	struct uxdp_txq_stats *st;
+	struct veth_rq *rq;
+	uint32_t q, idx, room, i, bytes = 0;
+
+	peer = __atomic_load_n(&priv->peer, __ATOMIC_ACQUIRE);
+	/* The kernel's smp_processor_id() % queues. Both sides of a pair
+	 * have the same number of queues, so q indexes the peer's too. */
+	q = xdp_thread_index();
+	if (unlikely(q >= priv->nrq))
+		q %= priv->nrq;
+	st = dev_txq_stats(dev, q);
+	if (unlikely(flags & ~UXDP_XMIT_FLAGS_MASK)) {
+		__atomic_fetch_add(&st->bad_flags, 1, __ATOMIC_RELAXED);
+		return -EINVAL;
+	}
+	if (unlikely(!peer)) {
+		__atomic_fetch_add(&st->down, (uint64_t)n, __ATOMIC_RELAXED);
+		return -ENXIO;
+	}
+	ppriv = veth_priv(peer);
+	rq = &ppriv->rq[q];
+
+	uxdp_spin_lock(&rq->lock);
+	/*
+	 * Under the lock: uxdp_dev_down() on the peer clears "up" before it
+	 * takes this lock to drain the ring, so a transmit that gets the lock
+	 * after the drain sees the peer down and cannot strand frames there.
+	 * Without a program on the queue the peer would never poll it (the
+	 * kernel's NAPI is off then): refuse, as veth does.
+	 */
+	if (unlikely(!dev_is_up(peer) || !dev_is_up(dev) ||
+		     !__atomic_load_n(&dev_xdp_rxq(peer, q)->prog,
+				      __ATOMIC_RELAXED))) {
+		uxdp_spin_unlock(&rq->lock);
+		__atomic_fetch_add(&st->down, (uint64_t)n, __ATOMIC_RELAXED);
+		return -ENXIO;
+	}
+	room = uxdp_ring_prod_reserve_batch(&rq->prod, (uint32_t)n, &idx);
+	for (i = 0; i < room; i++) {
+		if (unlikely(frames[i]->len > priv->max_len))
+			break;
+		*uxdp_ring_addr(&rq->prod, idx + i) = (uint64_t)(uintptr_t)frames[i];
+		bytes += frames[i]->len;
+	}
+	/* Stop at the first frame we could not take; give back the rest of
+	 * the reservation. */
+	uxdp_ring_prod_cancel(&rq->prod, room - i);
+	uxdp_ring_prod_submit(&rq->prod, i);
+	/* Counters under the lock: one writer at a time, relaxed for readers. */
+	__atomic_store_n(&st->packets, st->packets + i, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->bytes, st->bytes + bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->xmit_calls, st->xmit_calls + 1, __ATOMIC_RELAXED);
+	/* Every frame not taken is counted under the reason the call
+	 * stopped for, so taken + full + too_big + down = offered. */
+	if (unlikely(i < (uint32_t)n)) {
+		if (i < room)
+			__atomic_store_n(&st->too_big, st->too_big + (n - i),
+					 __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&st->full, st->full + (n - i),
+					 __ATOMIC_RELAXED);
+	}
+	uxdp_spin_unlock(&rq->lock);
+
+	if (i && (flags & UXDP_XMIT_FLUSH))
+		dev_kick(peer, q);
+	return (int)i;
+}
+
+static int veth_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *cpu,
+		     int budget)
+{
+	struct veth_rq *rq = &veth_priv(dev)->rq[q];
+	struct uxdp_xdp_rxq *xrxq = dev_xdp_rxq(dev, q);
+	struct uxdp_frame *frames[UXDP_NAPI_BUDGET];
+	struct uxdp_buff bufs[UXDP_NAPI_BUDGET], *bp[UXDP_NAPI_BUDGET];
+	int done = 0;
+
+	while (done < budget) {
+		uint32_t want = (uint32_t)(budget - done), idx, n, i;
+
+		if (want > UXDP_NAPI_BUDGET)
+			want = UXDP_NAPI_BUDGET;
+		n = uxdp_ring_cons_peek(&rq->cons, want, &idx);
+		if (!n)
+			break;
+		uxdp_ring_cons_read_addrs(&rq->cons, idx, (uint64_t *)frames, n);
+		/* Slots are free as soon as the pointers are read. */
+		uxdp_ring_cons_release(&rq->cons, n);
+
+		/*
+		 * The frames' memory travels in their own headers: the queue's
+		 * rxq info says UXDP_MEM_FRAME (set once, veth_setup).
+		 */
+		for (i = 0; i < n; i++) {
+			/* Headers a few frames ahead: in L1 when we get there. */
+			if (i + 4 < n)
+				__builtin_prefetch(frames[i + 4]);
+			uxdp_frame_to_buff(frames[i], &bufs[i]);
+			bufs[i].rxq = &xrxq->info;
+			bufs[i].txq = NULL;
+			bp[i] = &bufs[i];
+		}
+		uxdp_xdp_run_batch(cpu, xrxq, bp, n);
+		done += (int)n;
+	}
+	return done;
+}
+
+/*
+ * Called by an idle polling thread outside any poll, so it may run while
+ * uxdp_dev_down() drains the ring from another thread: it must not touch
+ * the consumer handle's cached indices (the drain owns them then). The
+ * shared words alone say whether anything is queued.
+ */
+static bool veth_rx_pending(struct uxdp_dev *dev, uint32_t q)
+{
+	return uxdp_ring_count(&veth_priv(dev)->rq[q].cons) > 0;
+}
+
+/* Down: no poll is running (uxdp_dev_down waited); give back queued frames. */
+static void veth_stop(struct uxdp_dev *dev)
+{
+	struct veth_priv *priv = veth_priv(dev);
+	uint32_t i;
+
+	for (i = 0; i < priv->nrq; i++) {
+		uxdp_spin_lock(&priv->rq[i].lock);
+		veth_rq_drain(&priv->rq[i]);
+		uxdp_spin_unlock(&priv->rq[i].lock);
+	}
+}
+
+static void veth_destroy(struct uxdp_dev *dev)
+{
+	struct veth_priv *priv = veth_priv(dev);
+	struct uxdp_dev *peer = __atomic_exchange_n(&priv->peer, NULL,
+						    __ATOMIC_ACQ_REL);
+	uint32_t i;
+
+	if (peer)
+		__atomic_store_n(&veth_priv(peer)->peer, NULL, __ATOMIC_RELEASE);
+	if (!priv->rq)
+		return;
+	for (i = 0; i < priv->nrq; i++) {
+		veth_rq_drain(&priv->rq[i]);
+		uxdp_ring_mem_free(priv->rq[i].mem, priv->ring_size, 8);
+	}
+	free(priv->rq);
+	priv->rq = NULL;
+}
+
+static const struct uxdp_dev_ops veth_ops = {
+	.kind = "veth",
+	.stop = veth_stop,
+	.poll = veth_poll,
+	.rx_pending = veth_rx_pending,
+	.xdp_xmit = veth_xdp_xmit,
+	.destroy = veth_destroy,
+};
+
+static int veth_setup(struct uxdp_dev *dev, uint32_t nrq, uint32_t ring_size,
+		      uint32_t mtu)
+{
+	struct veth_priv *priv = veth_priv(dev);
+	uint32_t i;
+
+	priv->nrq = nrq;
+	priv->ring_size = ring_size;
+	priv->max_len = mtu + VLAN_ETH_HLEN;
+	if (posix_memalign((void **)&priv->rq, UXDP_CACHE_LINE,
+			   nrq * sizeof(*priv->rq)))
+		return uxdp_fail(ENOMEM, "veth: out of memory");
+	memset(priv->rq, 0, nrq * sizeof(*priv->rq));
+	for (i = 0; i < nrq; i++) {
+		struct veth_rq *rq = &priv->rq[i];
+
+		/* Received frames keep their owner in their own header. */
+		dev_xdp_rxq(dev, i)->info.mem.type = UXDP_MEM_FRAME;
+		rq->mem = uxdp_ring_mem_alloc(ring_size, 8);
+		if (!rq->mem)
+			return -errno;
+		uxdp_ring_init_prod(&rq->prod, rq->mem, ring_size, NULL);
+		uxdp_ring_init_cons(&rq->cons, rq->mem, ring_size, NULL);
+	}
+	return 0;
+}
+
+UXDP_EXPORT __cold int uxdp_veth_create(const char *name_a,
+					const char *name_b,
+					const struct uxdp_veth_opts *opts,
+					struct uxdp_dev **a, struct uxdp_dev **b)
+{
+	uint32_t nq, ring, mtu;
+	struct uxdp_dev *da, *db;
+	int err;
+
+	uxdp_clear_err();
+	if (!a || !b)
+		return uxdp_fail(EINVAL, "veth: NULL result pointers");
+	if (!UXDP_OPTS_VALID(opts, uxdp_veth_opts))
+		return -EINVAL;
+	nq = UXDP_OPTS_GET(opts, queues, 1);
+	ring = UXDP_OPTS_GET(opts, ring_size, UXDP_VETH_RING_SIZE);
+	mtu = UXDP_OPTS_GET(opts, mtu, 1500);
+	if (nq > 256)
+		return uxdp_fail(EINVAL, "veth: %u queues: at most 256", nq);
+	if (ring < 2 || ring > (1U << 20) || (ring & (ring - 1)))
+		return uxdp_fail(EINVAL, "veth: ring_size %u: a power of two "
+				 "in [2, 2^20]", ring);
+	if (mtu < 68 || mtu > 65535)
+		return uxdp_fail(EINVAL, "veth: mtu %u outside [68, 65535]", mtu);
+
+	da = uxdp_dev_alloc(name_a, &veth_ops, nq, nq, sizeof(struct veth_priv));
+	if (!da)
+		return -errno;
+	db = uxdp_dev_alloc(name_b, &veth_ops, nq, nq, sizeof(struct veth_priv));
+	err = db ? veth_setup(da, nq, ring, mtu) : -errno;
+	if (!err)
+		err = veth_setup(db, nq, ring, mtu);
+	if (err) {
+		char msg[256];
+
+		/* Keep the reason: formatting uxdp_errmsg() into itself
+		 * would read the buffer it writes. */
+		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
+		uxdp_dev_destroy(da);
+		uxdp_dev_destroy(db);
+		return uxdp_fail(-err, "%s", msg);
+	}
+	veth_priv(da)->peer = db;
+	veth_priv(db)->peer = da;
+	*a = da;
+	*b = db;
+	return 0;
+}
+
+UXDP_EXPORT struct uxdp_dev *uxdp_veth_peer(struct uxdp_dev *dev)
+{
+	if (strcmp(uxdp_dev_kind(dev), "veth"))
+		return NULL;
+	return __atomic_load_n(&veth_priv(dev)->peer, __ATOMIC_ACQUIRE);
+}

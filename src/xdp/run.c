@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Running programs and carrying out their verdicts: per-thread state, the
+ * XDP_TX and redirect bulk queues, and the flush at the end of each poll.
+ *
+ * Bulk queues belong to one thread (the kernel's per-CPU queues), so they
+ * need no lock; the target's xmit takes whatever lock the target needs, once
+ * per flush: that is the cost bulking amortises.
+ */
+#include "../internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <uxdp/pool.h>
+#include <uxdp/xdp.h>
+
+#include "xdp_internal.h"
+
+/* ---- per-thread state --------------------------------------------------------- */
+
+static pthread_mutex_t cpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t cpu_ids_used;		/* bit i: id i taken (UXDP_MAX_THREADS) */
+static pthread_key_t cpu_key;
+static pthread_once_t cpu_key_once = PTHREAD_ONCE_INIT;
+UXDP_TLS_FAST struct uxdp_xdp_cpu *uxdp_tls_cpu;
+
+static void cpu_release(void *arg)
+{
+	struct uxdp_xdp_cpu *cpu = arg;
+
+	pthread_mutex_lock(&cpu_lock);
+	cpu_ids_used &= ~(1ULL << cpu->id);
+	pthread_mutex_unlock(&cpu_lock);
+	free(cpu);
+}
+
+static void cpu_key_init(void)
+{
+	pthread_key_create(&cpu_key, cpu_release);
+}
+
+static __attribute__((noinline, cold)) struct uxdp_xdp_cpu *cpu_create(void)
+{
+	struct uxdp_xdp_cpu *cpu;
+	int id;
+
+	pthread_once(&cpu_key_once, cpu_key_init);
+	cpu = calloc(1, sizeof(*cpu));
+	if (!cpu)
+		return NULL;
+	pthread_mutex_lock(&cpu_lock);
+	id = cpu_ids_used == ~0ULL ? -1 : __builtin_ctzll(~cpu_ids_used);
+	if (id >= 0)
+		cpu_ids_used |= 1ULL << id;
+	pthread_mutex_unlock(&cpu_lock);
+	if (id < 0) {
+		uxdp_pr(UXDP_WARN, "uxdp: more than %d polling threads\n",
+			UXDP_MAX_THREADS);
+		free(cpu);
+		return NULL;
+	}
+	cpu->id = (uint32_t)id;
+	pthread_setspecific(cpu_key, cpu);
+	uxdp_tls_cpu = cpu;
+	return cpu;
+}
+
+UXDP_EXPORT struct uxdp_xdp_cpu *uxdp_xdp_cpu_get(void)
+{
+	struct uxdp_xdp_cpu *cpu = uxdp_tls_cpu;
+
+	return likely(cpu) ? cpu : cpu_create();
+}
+
+UXDP_EXPORT uint32_t uxdp_thread_index(void)
+{
+	struct uxdp_xdp_cpu *cpu = uxdp_xdp_cpu_get();
+
+	return cpu ? cpu->id : 0;
+}
+
+/* ---- targets and their bulk queues ---------------------------------------------- */
+
+UXDP_EXPORT __cold int uxdp_xdp_target_init(struct uxdp_xdp_target *t)
+{
+	if (posix_memalign((void **)&t->bqs, UXDP_CACHE_LINE,
+			   UXDP_MAX_THREADS * sizeof(*t->bqs)))
+		return -ENOMEM;
+	memset(t->bqs, 0, UXDP_MAX_THREADS * sizeof(*t->bqs));
+	if (!t->bulk)
+		t->bulk = UXDP_BULK_SIZE;
+	return 0;
+}
+
+UXDP_EXPORT __cold void uxdp_xdp_target_fini(struct uxdp_xdp_target *t)
+{
+	free(t->bqs);
+	t->bqs = NULL;
+}
+
+UXDP_EXPORT void uxdp_xdp_target_set_bulk(struct uxdp_xdp_target *t,
+					  uint32_t bulk)
+{
+	bulk = bulk < 1 ? 1 : bulk > UXDP_BULK_SIZE ? UXDP_BULK_SIZE : bulk;
+	__atomic_store_n(&t->bulk, bulk, __ATOMIC_RELAXED);
+}
+
+/*
+ * Send everything queued in one xmit call and give back what the target did
+ * not take: the kernel's bq_xmit_all. The target frees nothing (5.13+ rule);
+ * frames [sent, n) are returned here, exactly once.
+ */
+static __attribute__((noinline)) void bq_flush(struct uxdp_bq *bq,
+					      uint32_t flags)
+{
+	struct uxdp_rxq_stats *st;
+	int n = (int)bq->count, sent;
+
+	if (!n)
+		return;
+	st = &bq->rxq->stats;
+	bq->count = 0;
+	sent = bq->target->xmit(bq->target, n, bq->q, flags);
+	stat_inc(&st->xmit_calls);
+	if (unlikely(sent < 0))
+		sent = 0;
+	else if (unlikely(sent > n))	/* a driver bug; do not double free */
+		sent = n;
+	if (unlikely(sent < n))
+		uxdp_frame_return_bulk(bq->q + sent, (uint32_t)(n - sent));
+	if (bq->is_tx) {
+		stat_add(&st->tx, (uint64_t)sent);
+		stat_add(&st->tx_err, (uint64_t)(n - sent));
+	} else {
+		stat_add(&st->redirect, (uint64_t)sent);
+		stat_add(&st->redirect_err, (uint64_t)(n - sent));
+	}
+}
+
+static inline void bq_enqueue(struct uxdp_xdp_cpu *cpu, struct uxdp_bq *bq,
+			      struct uxdp_frame *f)
+{
+	uint32_t bulk = __atomic_load_n(&bq->target->bulk, __ATOMIC_RELAXED);
+
+	/* Full: send this bulk now, without the doorbell (as the kernel). */
+	if (unlikely(bq->count >= bulk))
+		bq_flush(bq, 0);
+	if (!bq->count && !bq->on_list) {
+		bq->on_list = true;
+		bq->next = cpu->flush_list;
+		cpu->flush_list = bq;
+	}
+	bq->q[bq->count++] = f;
+}
+
+static __attribute__((noinline)) void bq_repoint(struct uxdp_bq *bq,
+						  struct uxdp_xdp_rxq *rxq,
+						  struct uxdp_xdp_target *t,
+						  bool is_tx)
+{
+	/* A new target for the thread's XDP_TX queue, or a new ingress
+	 * queue: send what the old pairing holds first. */
+	bq_flush(bq, UXDP_XMIT_FLUSH);
+	bq->target = t;
+	bq->rxq = rxq;
+	bq->is_tx = is_tx;
+}
+
+static inline void xdp_enqueue(struct uxdp_xdp_cpu *cpu,
+			       struct uxdp_xdp_rxq *rxq,
+			       struct uxdp_xdp_target *t,
+			       struct uxdp_frame *f, bool is_tx)
+{
+	struct uxdp_bq *bq = is_tx ? &cpu->tx_bq : &t->bqs[cpu->id];
+
+	if (unlikely(bq->target != t || bq->rxq != rxq))
+		bq_repoint(bq, rxq, t, is_tx);
+	bq_enqueue(cpu, bq, f);
+}
+
+UXDP_EXPORT void uxdp_xdp_enqueue(struct uxdp_xdp_cpu *cpu,
+				  struct uxdp_xdp_rxq *rxq,
+				  struct uxdp_xdp_target *t,
+				  struct uxdp_frame *f, bool is_tx)
+{
+	xdp_enqueue(cpu, rxq, t, f, is_tx);
+}
+
+/* ---- polls ---------------------------------------------------------------------- */
+
+UXDP_EXPORT struct uxdp_xdp_cpu *uxdp_xdp_poll_begin(struct uxdp_xdp_rxq *rxq)
+{
+	struct uxdp_xdp_cpu *cpu = uxdp_xdp_cpu_get();
+
+	if (unlikely(!cpu))
+		return NULL;
+	/*
+	 * Grace periods for program detach: make the sequence odd, then read
+	 * the program. Both seq_cst, pairing with the exchange-then-read in
+	 * uxdp_xdp_rxq_set_prog(): either this poll sees the new program, or
+	 * the setter sees the odd sequence and waits for this poll to end.
+	 */
+	__atomic_fetch_add(&rxq->poll_seq, 1, __ATOMIC_SEQ_CST);
+	cpu->prog = __atomic_load_n(&rxq->prog, __ATOMIC_SEQ_CST);
+	cpu->rxq = rxq;
+	return cpu;
+}
+
+static void ret_flush(struct uxdp_xdp_cpu *cpu)
+{
+	if (cpu->ret_n) {
+		xdp_pool_return(cpu->ret_q, cpu->ret_n);
+		cpu->ret_n = 0;
+	}
+}
+
+/* Return a buffer that did not become a frame, batching pool buffers. */
+static inline void ret_buff(struct uxdp_xdp_cpu *cpu, struct uxdp_buff *buf)
+{
+	const struct uxdp_mem_info *mem = &buf->rxq->mem;
+	struct uxdp_buff *head;
+	struct uxdp_pool *pool;
+
+	/* Made from a frame: its header names the owner. */
+	if (mem->type == UXDP_MEM_FRAME)
+		mem = &((struct uxdp_frame *)buf->data_hard_start)->mem;
+	if (unlikely(mem->type != UXDP_MEM_POOL)) {
+		uxdp_buff_return(buf);
+		return;
+	}
+	head = mem->owner ? (struct uxdp_buff *)mem->owner : buf;
+	pool = uxdp_buff_pool(head);
+	if (cpu->ret_n && (pool != cpu->ret_pool ||
+			   cpu->ret_n == UXDP_BULK_SIZE))
+		ret_flush(cpu);
+	cpu->ret_pool = pool;
+	cpu->ret_q[cpu->ret_n++] = head;
+}
+
+UXDP_EXPORT void uxdp_xdp_poll_end(struct uxdp_xdp_cpu *cpu,
+				   struct uxdp_xdp_rxq *rxq)
+{
+	struct uxdp_bq *bq, *next;
+
+	ret_flush(cpu);
+	/* XDP_TX first, then redirects (veth_poll, then xdp_do_flush). */
+	bq_flush(&cpu->tx_bq, UXDP_XMIT_FLUSH);
+	cpu->tx_bq.on_list = false;
+	for (bq = cpu->flush_list; bq; bq = next) {
+		next = bq->next;
+		if (bq != &cpu->tx_bq)
+			bq_flush(bq, UXDP_XMIT_FLUSH);
+		bq->on_list = false;
+		bq->next = NULL;
+	}
+	cpu->flush_list = NULL;
+	cpu->prog = NULL;
+	cpu->rxq = NULL;
+	/* Release: the poll's use of the old program happens before a setter
+	 * waiting on this sequence sees it change. */
+	__atomic_store_n(&rxq->poll_seq, rxq->poll_seq + 1, __ATOMIC_RELEASE);
+}
+
+UXDP_EXPORT struct uxdp_prog *uxdp_xdp_rxq_set_prog(struct uxdp_xdp_rxq *rxq,
+						    struct uxdp_prog *prog)
+{
+	struct uxdp_prog *old;
+
+	uxdp_prog_get(prog);
+	old = __atomic_exchange_n(&rxq->prog, prog, __ATOMIC_SEQ_CST);
+	uxdp_xdp_rxq_sync(rxq);
+	return old;
+}
+
+UXDP_EXPORT void uxdp_xdp_rxq_sync(struct uxdp_xdp_rxq *rxq)
+{
+	/* seq_cst: orders the caller's earlier seq_cst store (a program
+	 * swap, a device going down) before this read; see poll_begin. */
+	uint32_t seq = __atomic_load_n(&rxq->poll_seq, __ATOMIC_SEQ_CST);
+
+	/* A poll in progress may still see the old state: wait it out.
+	 * Polls are bounded by their budget, so this is short. */
+	if (seq & 1)
+		while (__atomic_load_n(&rxq->poll_seq, __ATOMIC_ACQUIRE) == seq)
+			__builtin_ia32_pause();
+}
+
+/* ---- verdicts --------------------------------------------------------------------- */
+
+UXDP_EXPORT uint32_t uxdp_redirect_target(struct uxdp_xdp_target *t)
+{
+	struct uxdp_xdp_cpu *cpu = uxdp_tls_cpu;
+
+	if (unlikely(!cpu || !t))
+		return UXDP_ABORTED;
+	cpu->ri_target = t;
+	return UXDP_REDIRECT;
+}
+
+/*
+ * Counts of one batch, kept in locals and added to the queue's stats once
+ * per batch: the stats line is written once, not three times per packet.
+ * XDP_TX and XDP_REDIRECT are counted when their bulk queue is flushed
+ * (sent or not); the rare verdicts go straight to the stats.
+ */
+struct run_counts {
+	uint64_t packets, bytes, pass, drop, aborted;
+};
+
+static inline void counts_flush(struct uxdp_rxq_stats *st,
+				const struct run_counts *c)
+{
+	stat_add(&st->packets, c->packets);
+	stat_add(&st->bytes, c->bytes);
+	if (c->pass)
+		stat_add(&st->pass, c->pass);
+	if (c->drop)
+		stat_add(&st->drop, c->drop);
+	if (c->aborted)
+		stat_add(&st->aborted, c->aborted);
+}
+
+static inline __attribute__((always_inline)) uint32_t
+run_one(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
+	const struct uxdp_prog *prog, struct uxdp_buff *buf,
+	struct run_counts *c)
+{
+	struct uxdp_rxq_stats *st = &rxq->stats;
+	struct uxdp_xdp_target *t;
+	struct uxdp_frame *f;
+	uint32_t act;
+
+	c->bytes += uxdp_buff_len(buf);
+	cpu->ri_target = NULL;
+	act = prog->run(buf, prog->priv);
+	/*
+	 * An if-chain, hottest verdicts first, rather than a switch: the
+	 * switch's jump table is an indirect branch, which a retpoline build
+	 * (the seed's setting, uxdp-bench redirect) turns into a thunk.
+	 */
+	if (likely(act == UXDP_TX)) {
+		f = uxdp_buff_to_frame(buf);
+		if (unlikely(!f || !rxq->tx_target))
+			goto frame_err;
+		xdp_enqueue(cpu, rxq, rxq->tx_target, f, true);
+		return UXDP_TX;
+	}
+	if (act == UXDP_REDIRECT) {
+		t = cpu->ri_target;
+		if (unlikely(!t)) {
+			stat_inc(&st->redirect_err);
+			goto drop;
+		}
+		f = uxdp_buff_to_frame(buf);
+		if (unlikely(!f))
+			goto frame_err;
+		xdp_enqueue(cpu, rxq, t, f, false);
+		return UXDP_REDIRECT;
+	}
+	if (act == UXDP_DROP) {
+		c->drop++;
+		goto drop;
+	}
+	if (act == UXDP_PASS) {
+		if (rxq->pass) {
+			c->pass++;
+			rxq->pass(rxq->pass_arg, buf);
+		} else {
+			stat_inc(&st->pass_dropped);
+		}
+		ret_buff(cpu, buf);
+		return UXDP_PASS;
+	}
+	/* UXDP_ABORTED, or not a verdict at all (counted as both). */
+	if (act != UXDP_ABORTED)
+		stat_inc(&st->invalid_action);
+	c->aborted++;
+	ret_buff(cpu, buf);
+	return UXDP_ABORTED;
+frame_err:
+	stat_inc(&st->frame_err);
+drop:
+	ret_buff(cpu, buf);
+	return UXDP_DROP;
+}
+
+/* No program: every packet is dropped and counted (no_prog). */
+static __attribute__((noinline)) void run_no_prog(struct uxdp_xdp_cpu *cpu,
+						  struct uxdp_xdp_rxq *rxq,
+						  struct uxdp_buff **bufs,
+						  uint32_t n)
+{
+	uint64_t bytes = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		bytes += uxdp_buff_len(bufs[i]);
+		ret_buff(cpu, bufs[i]);
+	}
+	stat_add(&rxq->stats.packets, n);
+	stat_add(&rxq->stats.bytes, bytes);
+	stat_add(&rxq->stats.no_prog, n);
+}
+
+UXDP_EXPORT uint32_t uxdp_xdp_run(struct uxdp_xdp_cpu *cpu,
+				  struct uxdp_xdp_rxq *rxq,
+				  struct uxdp_buff *buf)
+{
+	const struct uxdp_prog *prog = cpu->prog;
+	struct run_counts c = { .packets = 1 };
+	uint32_t act;
+
+	if (unlikely(!prog)) {
+		run_no_prog(cpu, rxq, &buf, 1);
+		return UXDP_DROP;
+	}
+	act = run_one(cpu, rxq, prog, buf, &c);
+	counts_flush(&rxq->stats, &c);
+	return act;
+}
+
+UXDP_EXPORT void uxdp_xdp_run_batch(struct uxdp_xdp_cpu *cpu,
+				    struct uxdp_xdp_rxq *rxq,
+				    struct uxdp_buff **bufs, uint32_t n)
+{
+	const struct uxdp_prog *prog = cpu->prog;
+	struct run_counts c = { .packets = n };
+	uint32_t i;
+
+	if (unlikely(!prog)) {
+		run_no_prog(cpu, rxq, bufs, n);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		/* The next packet's first line, while this one runs. */
+		if (i + 1 < n)
+			__builtin_prefetch(bufs[i + 1]->data);
+		run_one(cpu, rxq, prog, bufs[i], &c);
+	}
+	counts_flush(&rxq->stats, &c);
+}

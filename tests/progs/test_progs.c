@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Programs for uxdp_prog_load() tests, built as a loadable module. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uxdp/xdp.h>
+
+/* "count": stamps its run counter (from priv) into the packet. */
+static uint32_t count_run(struct uxdp_buff *ctx, void *priv)
+{
+	uint64_t *n = priv;
+
+	(*n)++;
+	if ((char *)ctx->data + 22 <= (char *)ctx->data_end)
+		memcpy((char *)ctx->data + 14, n, sizeof(*n));
+	return UXDP_PASS;
+}
+
+/* args: "start=N" sets the first value; anything else is refused. */
+static void *count_init(const char *args)
+{
+	uint64_t *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	if (args && *args) {
+		if (strncmp(args, "start=", 6)) {
+			free(n);
+			errno = EINVAL;
+			return NULL;
+		}
+		*n = strtoull(args + 6, NULL, 10);
+	}
+	return n;
+}
+
+static void count_fini(void *priv)
+{
+	free(priv);
+}
+
+UXDP_PROG_DEFINE(count, count_run, count_init, count_fini);
+
+/* "drop": no state at all. */
+static uint32_t drop_run(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	(void)priv;
+	return UXDP_DROP;
+}
+
+UXDP_PROG_DEFINE(drop, drop_run, NULL, NULL);

@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The device model and the XDP datapath through a scripted test driver
+ * (t_tdev.h): every verdict on the poll path, the XDP_TX and redirect bulk
+ * queues (flush at size and at the end of the poll, bulk size 1 vs 16),
+ * xdp_xmit returning partial counts and errors (each frame returned exactly
+ * once), the registry, and errors. Each test ends with the pool's
+ * accounting: every buffer back, none twice.
+ */
+#include "t_helpers.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <uxdp/uxdp.h>
+
+#include "t_pool.h"
+#include "t_tdev.h"
+
+#define NCHUNKS 512
+
+/* A program whose verdict the test sets; it counts its runs. */
+struct t_verdict {
+	uint32_t verdict;
+	uint32_t runs;
+	struct uxdp_map *map;	/* for UXDP_REDIRECT via the map */
+	uint32_t key;
+	uint64_t flags;
+	bool use_map;
+};
+
+static uint32_t t_prog_verdict(struct uxdp_buff *ctx, void *priv)
+{
+	struct t_verdict *v = priv;
+
+	(void)ctx;
+	v->runs++;
+	if (v->verdict == UXDP_REDIRECT && v->use_map)
+		return uxdp_redirect_map(v->map, v->key, v->flags);
+	return v->verdict;
+}
+
+struct t_env {
+	struct t_gen gen;
+	struct t_tdev *in;	/* ingress */
+	struct t_tdev *out;	/* redirect target */
+	struct t_verdict v;
+	struct uxdp_map *map;
+};
+
+static void t_env_init(struct t_env *e)
+{
+	struct uxdp_prog *p;
+
+	memset(e, 0, sizeof(*e));
+	t_gen_init(&e->gen, NCHUNKS);
+	e->in = t_tdev_create("t-in");
+	e->out = t_tdev_create("t-out");
+	e->map = uxdp_map_create(4);
+	assert_non_null(e->map);
+	assert_int_equal(uxdp_map_update(e->map, 1,
+					 uxdp_dev_target(e->out->dev)), 0);
+	e->v.map = e->map;
+	e->v.key = 1;
+	e->v.use_map = true;
+	p = uxdp_prog_create("verdict", t_prog_verdict, &e->v);
+	assert_non_null(p);
+	assert_int_equal(uxdp_dev_attach_prog(e->in->dev, UXDP_ALL_QUEUES, p),
+			 0);
+	uxdp_prog_put(p);
+}
+
+static void t_inject(struct t_env *e, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct uxdp_buff *b = t_gen_buf(&e->gen, 64, i);
+
+		assert_non_null(b);
+		t_tdev_inject(e->in, b);
+	}
+}
+
+static struct uxdp_rxq_stats t_rx(struct t_tdev *t)
+{
+	struct uxdp_rxq_stats st;
+
+	assert_int_equal(uxdp_dev_rxq_stats(t->dev, 0, &st), 0);
+	return st;
+}
+
+/* Frames held by the tdevs are the only ones out of the pool. */
+static void t_check_accounting(struct t_env *e)
+{
+	assert_int_equal(t_gen_outstanding(&e->gen),
+			 e->in->ntaken + e->out->ntaken);
+}
+
+static void t_env_fini(struct t_env *e)
+{
+	t_check_accounting(e);
+	t_tdev_destroy(e->in);
+	t_tdev_destroy(e->out);
+	uxdp_map_destroy(e->map);
+	t_gen_fini(&e->gen);
+}
+
+/* ---- verdicts -------------------------------------------------------------- */
+
+static uint32_t pass_seen;
+static void t_pass(void *arg, struct uxdp_buff *b)
+{
+	uint32_t seq;
+
+	(void)arg;
+	memcpy(&seq, (char *)b->data + 14, sizeof(seq));
+	pass_seen += 1 + seq;
+}
+
+static void test_pass(void **state)
+{
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	e.v.verdict = UXDP_PASS;
+	/* Without a handler: dropped and counted. */
+	t_inject(&e, 3);
+	assert_int_equal(uxdp_dev_poll(e.in->dev, 0, 64), 3);
+	assert_int_equal(t_rx(e.in).pass_dropped, 3);
+	assert_int_equal(t_rx(e.in).pass, 0);
+	/* With one: it sees each packet, then the buffer goes back. */
+	pass_seen = 0;
+	uxdp_dev_set_pass_handler(e.in->dev, t_pass, NULL);
+	t_inject(&e, 4);
+	assert_int_equal(uxdp_dev_poll(e.in->dev, 0, 64), 4);
+	assert_int_equal(pass_seen, 1 + 2 + 3 + 4);
+	assert_int_equal(t_rx(e.in).pass, 4);
+	assert_int_equal(t_rx(e.in).packets, 7);
+	assert_int_equal(t_rx(e.in).bytes, 7 * 64);
+	t_env_fini(&e);
+}
+
+static void test_drop_aborted_invalid(void **state)
+{
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	e.v.verdict = UXDP_DROP;
+	t_inject(&e, 5);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	e.v.verdict = UXDP_ABORTED;
+	t_inject(&e, 2);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	e.v.verdict = 77;	/* not an action: ABORTED, counted */
+	t_inject(&e, 3);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(t_rx(e.in).drop, 5);
+	assert_int_equal(t_rx(e.in).aborted, 5);
+	assert_int_equal(t_rx(e.in).invalid_action, 3);
+	assert_int_equal(e.in->ncalls, 0);
+	t_env_fini(&e);
+}
+
+static void test_no_prog(void **state)
+{
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	assert_int_equal(uxdp_dev_attach_prog(e.in->dev, 0, NULL), 0);
+	t_inject(&e, 6);
+	assert_int_equal(uxdp_dev_poll(e.in->dev, 0, 64), 6);
+	assert_int_equal(t_rx(e.in).no_prog, 6);
+	assert_int_equal(e.v.runs, 0);
+	t_env_fini(&e);
+}
+
+/* XDP_TX goes out of the ingress device, in bulks, FLUSH at the end. */
+static void test_tx_bulk_flush(void **state)
+{
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	e.v.verdict = UXDP_TX;
+	t_inject(&e, 40);
+	assert_int_equal(uxdp_dev_poll(e.in->dev, 0, 64), 40);
+	/* Full at 16 twice (no doorbell), then the rest at the end. */
+	assert_int_equal(e.in->ncalls, 3);
+	assert_int_equal(e.in->calls[0].n, 16);
+	assert_int_equal(e.in->calls[0].flags, 0);
+	assert_int_equal(e.in->calls[1].n, 16);
+	assert_int_equal(e.in->calls[1].flags, 0);
+	assert_int_equal(e.in->calls[2].n, 8);
+	assert_int_equal(e.in->calls[2].flags, UXDP_XMIT_FLUSH);
+	assert_int_equal(e.in->ntaken, 40);
+	assert_int_equal(t_rx(e.in).tx, 40);
+	assert_int_equal(t_rx(e.in).xmit_calls, 3);
+	t_check_accounting(&e);
+	/* The frames are the packets, in order. */
+	{
+		uint32_t i, seq;
+
+		for (i = 0; i < 40; i++) {
+			memcpy(&seq, (char *)e.in->taken[i]->data + 14, 4);
+			assert_int_equal(seq, i);
+			assert_int_equal(e.in->taken[i]->len, 64);
+		}
+	}
+	assert_int_equal(t_tdev_complete(e.in), 40);
+
+	/* Exactly 16: flushed at the end, not before. */
+	e.in->ncalls = 0;
+	t_inject(&e, 16);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(e.in->ncalls, 1);
+	assert_int_equal(e.in->calls[0].n, 16);
+	assert_int_equal(e.in->calls[0].flags, UXDP_XMIT_FLUSH);
+	t_tdev_complete(e.in);
+
+	/* A budget smaller than the backlog: each poll flushes its own. */
+	e.in->ncalls = 0;
+	t_inject(&e, 10);
+	assert_int_equal(uxdp_dev_poll(e.in->dev, 0, 4), 4);
+	assert_int_equal(e.in->ncalls, 1);
+	assert_int_equal(e.in->calls[0].n, 4);
+	assert_int_equal(uxdp_dev_poll(e.in->dev, 0, 64), 6);
+	assert_int_equal(e.in->ncalls, 2);
+	t_env_fini(&e);
+}
+
+/* Bulk size 1: one xmit call per frame; a size in between. */
+static void test_bulk_size_setting(void **state)
+{
+	struct t_env e;
+	uint32_t i;
+
+	(void)state;
+	t_env_init(&e);
+	e.v.verdict = UXDP_TX;
+	uxdp_dev_set_bulk(e.in->dev, 1);
+	t_inject(&e, 20);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(e.in->ncalls, 20);
+	for (i = 0; i < 20; i++)
+		assert_int_equal(e.in->calls[i].n, 1);
+	assert_int_equal(e.in->calls[19].flags, UXDP_XMIT_FLUSH);
+	t_tdev_complete(e.in);
+
+	e.in->ncalls = 0;
+	uxdp_dev_set_bulk(e.in->dev, 5);
+	t_inject(&e, 12);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(e.in->ncalls, 3);	/* 5, 5, 2 */
+	assert_int_equal(e.in->calls[2].n, 2);
+	/* Out of range settings are clamped. */
+	uxdp_dev_set_bulk(e.in->dev, 0);
+	assert_int_equal(uxdp_dev_target(e.in->dev)->bulk, 1);
+	uxdp_dev_set_bulk(e.in->dev, 1000);
+	assert_int_equal(uxdp_dev_target(e.in->dev)->bulk, UXDP_BULK_SIZE);
+	t_env_fini(&e);
+}
+
+/* xmit takes part of a bulk: the rest goes back to the pool, once. */
+static void test_xmit_partial(void **state)
+{
+	struct uxdp_pool_stats before, after;
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	e.v.verdict = UXDP_TX;
+	e.in->script[0] = 10;		/* of 16 */
+	e.in->script[1] = 0;		/* of 16 */
+	e.in->script[2] = 3;		/* of 8 */
+	e.in->nscript = 3;
+	t_inject(&e, 40);
+	uxdp_pool_stats(e.gen.pool, &before);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	uxdp_pool_stats(e.gen.pool, &after);
+	assert_int_equal(e.in->ntaken, 13);
+	assert_int_equal(t_rx(e.in).tx, 13);
+	assert_int_equal(t_rx(e.in).tx_err, 27);
+	/* 27 frames freed back: exactly once each (no bad frees). */
+	assert_int_equal(after.freed - before.freed, 27);
+	assert_int_equal(after.bad_free, 0);
+	t_env_fini(&e);
+}
+
+/* xmit fails outright: every frame of the bulk goes back. */
+static void test_xmit_negative(void **state)
+{
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	e.v.verdict = UXDP_TX;
+	e.in->script[0] = -ENOSPC;
+	e.in->script[1] = -ENXIO;
+	e.in->nscript = 2;
+	t_inject(&e, 20);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(e.in->ncalls, 2);
+	assert_int_equal(e.in->ntaken, 0);
+	assert_int_equal(t_rx(e.in).tx_err, 20);
+	assert_int_equal(t_rx(e.in).tx, 0);
+	t_env_fini(&e);
+}
+
+/* A driver returning more than it was given is clamped, not trusted. */
+static void test_xmit_overcount(void **state)
+{
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	e.v.verdict = UXDP_TX;
+	e.in->overcount = 5;		/* takes 4, says 9 */
+	t_inject(&e, 4);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(t_rx(e.in).tx, 4);
+	assert_int_equal(t_rx(e.in).tx_err, 0);
+	t_env_fini(&e);
+}
+
+/* Redirect through a map: bulked per target, flushed at the end. */
+static void test_redirect_map(void **state)
+{
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	e.v.verdict = UXDP_REDIRECT;
+	t_inject(&e, 20);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(e.out->ncalls, 2);
+	assert_int_equal(e.out->calls[0].n, 16);
+	assert_int_equal(e.out->calls[1].n, 4);
+	assert_int_equal(e.out->calls[1].flags, UXDP_XMIT_FLUSH);
+	assert_int_equal(e.in->ncalls, 0);
+	assert_int_equal(t_rx(e.in).redirect, 20);
+	assert_int_equal(e.out->ntaken, 20);
+	t_check_accounting(&e);
+
+	/* Target refuses part: counted on the ingress queue, returned. */
+	e.out->script[0] = 2;
+	e.out->nscript = 1;
+	e.out->script_pos = 0;
+	t_inject(&e, 5);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(t_rx(e.in).redirect_err, 3);
+	t_env_fini(&e);
+}
+
+/* An empty slot: the flags' low bits are the verdict. */
+static void test_redirect_map_fallback(void **state)
+{
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	e.v.verdict = UXDP_REDIRECT;
+	e.v.key = 2;			/* empty */
+	e.v.flags = UXDP_DROP;
+	t_inject(&e, 3);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(t_rx(e.in).drop, 3);
+	e.v.key = 99;			/* out of range */
+	e.v.flags = UXDP_TX;
+	t_inject(&e, 2);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(t_rx(e.in).tx, 2);
+	assert_int_equal(e.out->ncalls, 0);
+	assert_int_equal(uxdp_map_update(e.map, 4, NULL), -E2BIG);
+	assert_null(uxdp_map_lookup(e.map, 4));
+	assert_null(uxdp_map_create(0));
+	assert_int_equal(errno, EINVAL);
+	t_env_fini(&e);
+}
+
+/* REDIRECT without a helper having set a target: an error, dropped. */
+static void test_redirect_without_target(void **state)
+{
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	e.v.verdict = UXDP_REDIRECT;
+	e.v.use_map = false;
+	t_inject(&e, 4);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(t_rx(e.in).redirect_err, 4);
+	assert_int_equal(t_rx(e.in).redirect, 0);
+	t_env_fini(&e);
+}
+
+/* Redirect to two targets and TX in one poll: one xmit call each. */
+static uint32_t t_prog_split(struct uxdp_buff *ctx, void *priv)
+{
+	struct t_env *e = priv;
+	uint32_t seq;
+
+	memcpy(&seq, (char *)ctx->data + 14, 4);
+	switch (seq % 3) {
+	case 0:
+		return UXDP_TX;
+	case 1:
+		return uxdp_redirect_map(e->map, 1, UXDP_ABORTED);
+	default:
+		return uxdp_redirect_target(uxdp_dev_target(e->in->dev));
+	}
+}
+
+static void test_mixed_targets(void **state)
+{
+	struct uxdp_prog *p;
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	p = uxdp_prog_create("split", t_prog_split, &e);
+	assert_int_equal(uxdp_dev_attach_prog(e.in->dev, 0, p), 0);
+	uxdp_prog_put(p);
+	t_inject(&e, 12);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	/* 4 TX and 4 redirected back to the ingress device: separate bulk
+	 * queues (XDP_TX flushed first), 4 redirected to t-out. */
+	assert_int_equal(e.in->ncalls, 2);
+	assert_int_equal(e.in->calls[0].n, 4);
+	assert_int_equal(e.in->calls[1].n, 4);
+	assert_int_equal(e.out->ncalls, 1);
+	assert_int_equal(e.out->calls[0].n, 4);
+	assert_int_equal(t_rx(e.in).tx, 4);
+	assert_int_equal(t_rx(e.in).redirect, 8);
+	t_env_fini(&e);
+}
+
+/* No room for the frame header: the packet is dropped, counted. */
+static uint32_t t_prog_grow_tx(struct uxdp_buff *ctx, void *priv)
+{
+	(void)priv;
+	/* Use the whole headroom, leaving no room for a frame header. */
+	ctx->data = (char *)ctx->data_hard_start + 8;
+	ctx->data_meta = ctx->data;
+	return UXDP_TX;
+}
+
+static void test_frame_no_headroom(void **state)
+{
+	struct uxdp_prog *p;
+	struct t_env e;
+
+	(void)state;
+	t_env_init(&e);
+	p = uxdp_prog_create("grow", t_prog_grow_tx, NULL);
+	uxdp_dev_attach_prog(e.in->dev, 0, p);
+	uxdp_prog_put(p);
+	t_inject(&e, 3);
+	uxdp_dev_poll(e.in->dev, 0, 64);
+	assert_int_equal(t_rx(e.in).frame_err, 3);
+	assert_int_equal(e.in->ncalls, 0);
+	t_env_fini(&e);
+}
+
+/* ---- device model ---------------------------------------------------------------- */
+
+static void test_registry(void **state)
+{
+	struct t_tdev *a = t_tdev_create("reg-a");
+	uint32_t idx = uxdp_dev_ifindex(a->dev);
+
+	(void)state;
+	assert_true(idx > 0);
+	assert_ptr_equal(uxdp_dev_get_by_name("reg-a"), a->dev);
+	assert_ptr_equal(uxdp_dev_get_by_index(idx), a->dev);
+	assert_string_equal(uxdp_dev_name(a->dev), "reg-a");
+	assert_string_equal(uxdp_dev_kind(a->dev), "tdev");
+	assert_int_equal(uxdp_dev_num_rxq(a->dev), 1);
+	assert_int_equal(uxdp_dev_num_txq(a->dev), 1);
+	/* Names are unique. */
+	assert_null(uxdp_dev_alloc("reg-a", &t_tdev_ops, 1, 1, 0));
+	assert_int_equal(errno, EEXIST);
+	assert_null(uxdp_dev_alloc("a-name-far-too-long", &t_tdev_ops, 1, 1, 0));
+	assert_int_equal(errno, EINVAL);
+	assert_null(uxdp_dev_alloc("q0", &t_tdev_ops, 0, 1, 0));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "queues"));
+	t_tdev_destroy(a);
+	assert_null(uxdp_dev_get_by_name("reg-a"));
+	assert_null(uxdp_dev_get_by_index(idx));
+	assert_null(uxdp_dev_get_by_index(0));
+}
+
+static void test_poll_and_xmit_errors(void **state)
+{
+	struct t_tdev *a = t_tdev_create("err-a");
+	struct uxdp_prog *p = uxdp_prog_create("v", t_prog_verdict, NULL);
+	struct uxdp_rxq_stats st;
+
+	(void)state;
+	assert_int_equal(uxdp_dev_poll(a->dev, 1, 64), -EINVAL);
+	assert_int_equal(uxdp_dev_poll(a->dev, 0, -1), -EINVAL);
+	assert_int_equal(uxdp_dev_attach_prog(a->dev, 3, p), -EINVAL);
+	uxdp_dev_down(a->dev);
+	assert_false(uxdp_dev_is_up(a->dev));
+	assert_int_equal(uxdp_dev_poll(a->dev, 0, 64), -ENETDOWN);
+	assert_int_equal(uxdp_dev_up(a->dev), 0);
+	assert_int_equal(uxdp_dev_poll(a->dev, 0, 64), 0);
+	assert_int_equal(uxdp_dev_xmit(a->dev, -1, NULL, 0), -EINVAL);
+	assert_int_equal(uxdp_dev_xmit(a->dev, 0, NULL, 0x80), -EINVAL);
+	assert_int_equal(uxdp_dev_rxq_stats(a->dev, 5, &st), -EINVAL);
+	assert_null(uxdp_prog_create(NULL, t_prog_verdict, NULL));
+	assert_null(uxdp_prog_create("x", NULL, NULL));
+	uxdp_prog_put(p);
+	t_tdev_destroy(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pass),
+		cmocka_unit_test(test_drop_aborted_invalid),
+		cmocka_unit_test(test_no_prog),
+		cmocka_unit_test(test_tx_bulk_flush),
+		cmocka_unit_test(test_bulk_size_setting),
+		cmocka_unit_test(test_xmit_partial),
+		cmocka_unit_test(test_xmit_negative),
+		cmocka_unit_test(test_xmit_overcount),
+		cmocka_unit_test(test_redirect_map),
+		cmocka_unit_test(test_redirect_map_fallback),
+		cmocka_unit_test(test_redirect_without_target),
+		cmocka_unit_test(test_mixed_targets),
+		cmocka_unit_test(test_frame_no_headroom),
+		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_poll_and_xmit_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
