@@ -286,3 +286,45 @@ unsigned int bench_dpdk_mem_mb(const struct bench_opts *o)
 	/* Each object carries a header and padding: count it twice. */
 	return 256 + (unsigned int)((frames * (chunk + 256) * 2) >> 20);
 }
+
+double bench_paired_ratio(const struct bench_variant *a,
+			  const struct bench_variant *b, unsigned int metric)
+{
+	double r[256];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < a->nsamples && i < b->nsamples && n < 256; i++) {
+		double x = bench_sample(a, i, metric);
+		double y = bench_sample(b, i, metric);
+
+		if (!isnan(x) && !isnan(y) && y != 0)
+			r[n++] = x / y;
+	}
+	return bench_median_of(r, n);
+}
+
+/* @text from column @col on, wrapped at 79 with continuation at @indent. */
+void bench_put_wrapped(FILE *f, int col, int indent, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *e = p;
+		int len;
+
+		while (*e && *e != ' ')
+			e++;
+		len = (int)(e - p);
+		if (col > indent && col + 1 + len > 79) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", len, p);
+		col += len;
+		p = *e ? e + 1 : e;
+	}
+	fputc('\n', f);
+}

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -176,11 +177,22 @@ double bench_min(const struct bench_variant *v, unsigned int metric);
 double bench_sample(const struct bench_variant *v, unsigned int run,
 		    unsigned int metric);
 
+/*
+ * The median over runs of a/b, each ratio taken within one round (the two
+ * variants ran back to back), so slow spells of a shared machine, which
+ * scale both alike, cancel out. NAN if no round has both.
+ */
+double bench_paired_ratio(const struct bench_variant *a,
+			  const struct bench_variant *b, unsigned int metric);
+
 /* Median of @n values (sorts @vals); NAN if n == 0. */
 double bench_median_of(double *vals, unsigned int n);
 
 /* Free what bench_run() allocated. */
 void bench_variants_free(struct bench_variant *v, unsigned int nv);
+
+/* @text from column @col on, wrapped at 79 with continuation at @indent. */
+void bench_put_wrapped(FILE *f, int col, int indent, const char *text);
 
 /* Progress to stderr unless quiet. */
 void bench_progress(bool quiet, const char *fmt, ...)
@@ -197,9 +209,13 @@ unsigned int bench_dpdk_mem_mb(const struct bench_opts *o);
 /* Each returns 0, 1 on a failed run (content error, setup failure). */
 int bench_ring(const struct bench_opts *o);
 int bench_pool(const struct bench_opts *o);
+int bench_veth_tx(const struct bench_opts *o);
+int bench_redirect(const struct bench_opts *o);
 
 #define BENCH_RING_DEFAULT_OPS	10000000ULL
 #define BENCH_POOL_DEFAULT_OPS	2000000ULL
+#define BENCH_VETH_DEFAULT_OPS	10000000ULL
+#define BENCH_REDIRECT_DEFAULT_OPS	10000000ULL
 #define BENCH_DEFAULT_RUNS	5
 #define BENCH_DEMO_RUNS		3
 #define BENCH_DEFAULT_FRAMES	4096

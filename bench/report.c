@@ -32,6 +32,7 @@ struct report_target {
 	char what[96];
 	double value;
 	double limit;
+	bool at_least;		/* met when value >= limit, else <= */
 	char note[200];
 };
 
@@ -242,22 +243,45 @@ void report_summarise(struct report_row *r)
 	r->summary = true;
 }
 
-void report_target(const char *group, const char *what, double value,
-		   double limit, const char *fmt, ...)
+static void target_add(const char *group, const char *what, double value,
+		       double limit, bool at_least, const char *fmt,
+		       va_list ap)
 {
 	struct report_target *t = xcalloc(1, sizeof(*t));
-	va_list ap;
 
 	snprintf(t->group, sizeof(t->group), "%s", group);
 	snprintf(t->what, sizeof(t->what), "%s", what);
 	t->value = value;
 	t->limit = limit;
-	if (fmt) {
-		va_start(ap, fmt);
+	t->at_least = at_least;
+	if (fmt)
 		vsnprintf(t->note, sizeof(t->note), fmt, ap);
-		va_end(ap);
-	}
 	add_item(ITEM_TARGET, t);
+}
+
+void report_target(const char *group, const char *what, double value,
+		   double limit, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	target_add(group, what, value, limit, false, fmt, ap);
+	va_end(ap);
+}
+
+void report_target_min(const char *group, const char *what, double value,
+		       double limit, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	target_add(group, what, value, limit, true, fmt, ap);
+	va_end(ap);
+}
+
+static bool target_met(const struct report_target *t)
+{
+	return t->at_least ? t->value >= t->limit : t->value <= t->limit;
 }
 
 /* ---- human output -------------------------------------------------------- */
@@ -375,14 +399,15 @@ static void print_target(const struct report_target *t, int width)
 	if (isnan(t->value))
 		verdict = "NOT MEASURED";
 	else
-		verdict = t->value <= t->limit ? "REACHED" : "NOT REACHED";
+		verdict = target_met(t) ? "REACHED" : "NOT REACHED";
 	line_add(buf, sizeof(buf), &off, "TARGET %-5s %-*s  ", t->group,
 		 width, t->what);
 	if (isnan(t->value))
 		line_add(buf, sizeof(buf), &off, "%6s", "n/a");
 	else
 		line_add(buf, sizeof(buf), &off, "%6.3f", t->value);
-	line_add(buf, sizeof(buf), &off, " <= %.2f  %-11s", t->limit, verdict);
+	line_add(buf, sizeof(buf), &off, " %s %.2f  %-11s",
+		 t->at_least ? ">=" : "<=", t->limit, verdict);
 	if (t->note[0])
 		line_add(buf, sizeof(buf), &off, "  (%s)", t->note);
 	line_put(buf, sizeof(buf), off);
@@ -395,28 +420,10 @@ static void print_target(const struct report_target *t, int width)
 static void print_wrapped(const char *group, const char *label,
 			  const char *text)
 {
-	int indent = printf("%-5s  %s: ", group, label), col = indent;
-	const char *p = text;
+	int indent = printf("%-5s  %s: ", group, label);
 
-	while (*p) {
-		const char *e = p;
-		int len;
-
-		while (*e && *e != ' ')
-			e++;
-		len = (int)(e - p);
-		if (col > indent && col + 1 + len > 79) {
-			printf("\n%*s", indent, "");
-			col = indent;
-		} else if (col > indent) {
-			putchar(' ');
-			col++;
-		}
-		printf("%.*s", len, p);
-		col += len;
-		p = *e ? e + 1 : e;
-	}
-	putchar('\n');
+	fflush(stdout);
+	bench_put_wrapped(stdout, indent, indent, text);
 }
 
 /* Print items [from, to), sizing each run of rows to its own contents. */
@@ -605,9 +612,9 @@ static void json_target(const struct report_target *t)
 	json_num(t->value);
 	printf(", \"limit\": ");
 	json_num(t->limit);
-	printf(", \"met\": %s, \"note\": ",
-	       isnan(t->value) ? "null" :
-	       t->value <= t->limit ? "true" : "false");
+	printf(", \"at_least\": %s, \"met\": %s, \"note\": ",
+	       t->at_least ? "true" : "false",
+	       isnan(t->value) ? "null" : target_met(t) ? "true" : "false");
 	json_opt_str(t->note);
 	printf("}");
 }

@@ -70,6 +70,11 @@ void report_target(const char *group, const char *what, double value,
 		   double limit, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
+/* The same, met when @value >= @limit (speed-ups, ratios to beat). */
+void report_target_min(const char *group, const char *what, double value,
+		       double limit, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
 /* An explanatory note (hidden by -q in the human output; kept in JSON). */
 void report_note(const char *group, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

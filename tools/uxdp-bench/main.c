@@ -59,8 +59,10 @@ static const struct opt_def opt_defs[] = {
 		"runs per variant; median and min reported (default 5, "
 		"demo 3)"),
 	OPT_DEF("ops", 'n', OPT_U64, ops, "N", 64, 10000000000ULL,
-		"elements (ring) or buffers (pool) per run, k/M/G suffix "
-		"ok (default: ring 10M, pool 2M; demo: ring 4M, pool 1M)"),
+		"elements (ring), buffers (pool) or packets (veth-tx, "
+		"redirect) per run, k/M/G suffix ok (default: ring 10M, "
+		"pool 2M, veth-tx 10M (kernel peer 2M), redirect 10M; demo: "
+		"4M, 1M, 4M, 4M)"),
 	OPT_DEF("frames", KEY_FRAMES, OPT_U32, frames, "N", 128, 1U << 20,
 		"pool: UMEM chunks; the fill ring is sized to hold them "
 		"(default 4096)"),
@@ -80,6 +82,7 @@ static const struct opt_def opt_defs[] = {
 /* ---- commands ------------------------------------------------------------ */
 
 static int cmd_demo(const struct bench_opts *o);
+static int cmd_all(const struct bench_opts *o);
 
 struct bench_cmd {
 	const char *name;
@@ -92,42 +95,25 @@ static const struct bench_cmd cmds[] = {
 		  "2-thread, empty poll", bench_ring },
 	{ "pool", "Rx buffer life: single vs batched allocation, aligned "
 		  "vs unaligned, vs rte_mempool", bench_pool },
-	{ "demo", "ring and pool with fewer runs and shorter runs, then a "
-		  "compact summary", cmd_demo },
+	{ "veth-tx", "single-core XDP_TX through a veth pair, bulk 16 vs 1, "
+		     "and the same loop in the kernel (root)", bench_veth_tx },
+	{ "redirect", "XDP_REDIRECT between two devices, bulk vs single "
+		      "xdp_xmit, normal and retpoline (thunk) builds",
+	  bench_redirect },
+	{ "all", "every command above with full runs", cmd_all },
+	{ "demo", "every command with fewer and shorter runs, then a "
+		  "compact summary: the seeds' results beside ours",
+	  cmd_demo },
 };
 
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
 
 #define DEMO_RING_OPS	4000000ULL
 #define DEMO_POOL_OPS	1000000ULL
+#define DEMO_VETH_OPS	4000000ULL
+#define DEMO_REDIRECT_OPS	4000000ULL
 
 /* ---- help and errors ----------------------------------------------------- */
-
-/* @text from column @col on, wrapped at 79 with continuation at @indent. */
-static void put_wrapped(FILE *f, int col, int indent, const char *text)
-{
-	const char *p = text;
-
-	while (*p) {
-		const char *e = p;
-		int len;
-
-		while (*e && *e != ' ')
-			e++;
-		len = (int)(e - p);
-		if (col > indent && col + 1 + len > 79) {
-			fprintf(f, "\n%*s", indent, "");
-			col = indent;
-		} else if (col > indent) {
-			fputc(' ', f);
-			col++;
-		}
-		fprintf(f, "%.*s", len, p);
-		col += len;
-		p = *e ? e + 1 : e;
-	}
-	fputc('\n', f);
-}
 
 static void usage(FILE *f)
 {
@@ -135,8 +121,8 @@ static void usage(FILE *f)
 
 	fprintf(f, "usage: uxdp-bench COMMAND [options]\n\ncommands:\n");
 	for (i = 0; i < NCMDS; i++) {
-		fprintf(f, "  %-6s ", cmds[i].name);
-		put_wrapped(f, 9, 9, cmds[i].help);
+		fprintf(f, "  %-9s ", cmds[i].name);
+		bench_put_wrapped(f, 12, 12, cmds[i].help);
 	}
 	fprintf(f, "\noptions:\n");
 	for (i = 0; i < NOPTS; i++) {
@@ -152,10 +138,10 @@ static void usage(FILE *f)
 				 d->metavar ? " " : "",
 				 d->metavar ? d->metavar : "");
 		fprintf(f, "  %-24s ", flag);
-		put_wrapped(f, 27, 27, d->help);
+		bench_put_wrapped(f, 27, 27, d->help);
 	}
 	fputc('\n', f);
-	put_wrapped(f, 0, 0, "Cycles are TSC ticks, calibrated to ns at "
+	bench_put_wrapped(f, 0, 0, "Cycles are TSC ticks, calibrated to ns at "
 		    "start-up. With two CPUs, 1-core tests and producers run "
 		    "on the first, consumers on the second. Exit status: 0 "
 		    "ok (a target not reached is still 0), 1 a run failed, "
@@ -310,7 +296,17 @@ static int cmd_demo(const struct bench_opts *o)
 	ret = bench_ring(&d);
 	d.ops = o->ops ? o->ops : DEMO_POOL_OPS;
 	ret |= bench_pool(&d);
+	d.ops = o->ops ? o->ops : DEMO_VETH_OPS;
+	ret |= bench_veth_tx(&d);
+	d.ops = o->ops ? o->ops : DEMO_REDIRECT_OPS;
+	ret |= bench_redirect(&d);
 	return ret;
+}
+
+static int cmd_all(const struct bench_opts *o)
+{
+	return bench_ring(o) | bench_pool(o) | bench_veth_tx(o) |
+	       bench_redirect(o);
 }
 
 static void print_header(const char *cmd, const struct bench_opts *o)
