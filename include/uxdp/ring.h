@@ -192,10 +192,23 @@ UXDP_INLINE void uxdp_ring_copy_out(const struct uxdp_ring *r, uint32_t idx,
 	       (size_t)(n - first) * esize);
 }
 
+/*
+ * Below this many entries a typed loop beats a memcpy call (uxdp-bench
+ * ring, bulk 1: about half the cycles).
+ */
+#define UXDP_RING_COPY_SMALL	4
+
 /* Write @n addresses into reserved slots idx.. (fill, completion rings). */
 UXDP_INLINE void uxdp_ring_prod_write_addrs(struct uxdp_ring *r, uint32_t idx,
 					    const uint64_t *src, uint32_t n)
 {
+	uint32_t i;
+
+	if (n < UXDP_RING_COPY_SMALL) {
+		for (i = 0; i < n; i++)
+			*uxdp_ring_addr(r, idx + i) = src[i];
+		return;
+	}
 	uxdp_ring_copy_in(r, idx, src, n, sizeof(*src));
 }
 
@@ -204,6 +217,13 @@ UXDP_INLINE void uxdp_ring_prod_write_descs(struct uxdp_ring *r, uint32_t idx,
 					    const struct uxdp_desc *src,
 					    uint32_t n)
 {
+	uint32_t i;
+
+	if (n < UXDP_RING_COPY_SMALL) {
+		for (i = 0; i < n; i++)
+			*uxdp_ring_desc(r, idx + i) = src[i];
+		return;
+	}
 	uxdp_ring_copy_in(r, idx, src, n, sizeof(*src));
 }
 
@@ -212,6 +232,13 @@ UXDP_INLINE void uxdp_ring_cons_read_addrs(const struct uxdp_ring *r,
 					   uint32_t idx, uint64_t *dst,
 					   uint32_t n)
 {
+	uint32_t i;
+
+	if (n < UXDP_RING_COPY_SMALL) {
+		for (i = 0; i < n; i++)
+			dst[i] = *uxdp_ring_addr(r, idx + i);
+		return;
+	}
 	uxdp_ring_copy_out(r, idx, dst, n, sizeof(*dst));
 }
 
@@ -220,6 +247,13 @@ UXDP_INLINE void uxdp_ring_cons_read_descs(const struct uxdp_ring *r,
 					   uint32_t idx, struct uxdp_desc *dst,
 					   uint32_t n)
 {
+	uint32_t i;
+
+	if (n < UXDP_RING_COPY_SMALL) {
+		for (i = 0; i < n; i++)
+			dst[i] = *uxdp_ring_desc(r, idx + i);
+		return;
+	}
 	uxdp_ring_copy_out(r, idx, dst, n, sizeof(*dst));
 }
 
