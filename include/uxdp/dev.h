@@ -140,7 +140,8 @@ void uxdp_dev_set_pass_handler(struct uxdp_dev *dev, uxdp_pass_fn fn,
 /*
  * Poll RX queue @q once: up to @budget packets, then flush the XDP_TX and
  * redirect bulk queues. Only one thread may poll a given queue at a time.
- * Returns the packets processed, or -EINVAL (bad queue), -ENETDOWN.
+ * Returns the packets processed, or -EINVAL (bad queue or budget),
+ * -ENETDOWN, -EMFILE (more than UXDP_MAX_THREADS threads have polled).
  */
 int uxdp_dev_poll(struct uxdp_dev *dev, uint32_t q, int budget);
 
