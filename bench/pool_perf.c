@@ -448,6 +448,13 @@ static double med(struct bench_variant *v, unsigned int metric)
 	return v ? bench_median(v, metric) : NAN;
 }
 
+/* a/b run by run (see bench_paired_ratio), NAN if either is missing. */
+static double paired(struct bench_variant *a, struct bench_variant *b,
+		     unsigned int metric)
+{
+	return a && b ? bench_paired_ratio(a, b, metric) : NAN;
+}
+
 static void report_uxdp_rows(struct bench_variant *v, unsigned int nv,
 			     enum pool_cycle cycle)
 {
@@ -611,10 +618,15 @@ static void report_seed_rows(struct bench_variant *v, unsigned int nv)
 		    "ice/i40e; ours are of the buffer-management loop only, "
 		    "so compare cycles saved, not percentages");
 
+	/* Per-round ratios: a noisy neighbour shifts whole rounds. */
 	report_target("pool", "aligned alloc_batch(64)/single, alloc phase",
-		      aba / asa, 0.5, "%.2f vs %.2f cyc/buf", aba, asa);
+		      paired(find(v, nv, CYCLE_RX, 0, 64),
+			     find(v, nv, CYCLE_RX, 0, 0), M_ALLOC), 0.5,
+		      "%.2f vs %.2f cyc/buf (medians)", aba, asa);
 	report_target("pool", "aligned alloc_batch(64)/single, whole cycle",
-		      ab / as, 0.5, "%.2f vs %.2f cyc/buf, rx-to-user", ab, as);
+		      paired(find(v, nv, CYCLE_RX, 0, 64),
+			     find(v, nv, CYCLE_RX, 0, 0), M_TOTAL), 0.5,
+		      "%.2f vs %.2f cyc/buf, rx-to-user (medians)", ab, as);
 }
 
 static void report_dpdk_rows(struct bench_variant *v, unsigned int nv)
@@ -656,10 +668,10 @@ static void report_dpdk_rows(struct bench_variant *v, unsigned int nv)
 			continue;
 		snprintf(what, sizeof(what), "uxdp drop n=%-2u / rte_mempool "
 			 "get+put n=%-2u", n, n);
-		report_target("pool", what, med(u, M_TOTAL) / med(d, M_TOTAL),
-			      1.0, "%.2f vs %.2f cyc/buf; drop = alloc_batch"
-			      "+set_size+free_batch", med(u, M_TOTAL),
-			      med(d, M_TOTAL));
+		report_target("pool", what, paired(u, d, M_TOTAL), 1.0,
+			      "%.2f vs %.2f cyc/buf (medians); drop = "
+			      "alloc_batch+set_size+free_batch",
+			      med(u, M_TOTAL), med(d, M_TOTAL));
 	}
 }
 
