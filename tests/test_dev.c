@@ -518,6 +518,38 @@ static void test_poll_and_xmit_errors(void **state)
 	t_tdev_destroy(a);
 }
 
+/* Bad options for the null driver and the polling threads say why. */
+static void test_bad_options(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_null_opts, no, .rx_len = 10);
+	UXDP_DECLARE_OPTS(uxdp_dev_thread_opts, to, .flags = 1U << 7);
+	struct t_tdev *a = t_tdev_create("opt-a");
+
+	(void)state;
+	assert_null(uxdp_null_create("opt-n", &no));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "rx_len"));
+	no.rx_len = 64;
+	no.rx_frames = (1U << 20) + 1;
+	assert_null(uxdp_null_create("opt-n", &no));
+	assert_int_equal(errno, EINVAL);
+	assert_null(uxdp_dev_get_by_name("opt-n"));
+	assert_null(uxdp_map_create((1U << 20) + 1));
+	assert_int_equal(errno, EINVAL);
+
+	assert_int_equal(uxdp_dev_start(a->dev, &to), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "thread flags"));
+	to.flags = 0;
+	to.budget = -1;
+	assert_int_equal(uxdp_dev_start(a->dev, &to), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "budget"));
+	to.budget = 0;
+	assert_int_equal(uxdp_dev_start(a->dev, &to), 0);
+	assert_int_equal(uxdp_dev_start(a->dev, &to), -EALREADY);
+	uxdp_dev_stop(a->dev);
+	t_tdev_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -536,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_frame_no_headroom),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_poll_and_xmit_errors),
+		cmocka_unit_test(test_bad_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
