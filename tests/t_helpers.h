@@ -49,4 +49,16 @@ static inline uint64_t t_rand(uint64_t *s)
 	return *s = x;
 }
 
+/* Resident pages of this process: /proc/self/statm, second field. */
+static inline long t_rss_pages(void)
+{
+	long size, rss = -1;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld %ld", &size, &rss), 2);
+	fclose(f);
+	return rss;
+}
+
 #endif /* UXDP_T_HELPERS_H */

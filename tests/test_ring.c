@@ -319,6 +319,88 @@ static void test_mem_alloc(void **state)
 	uxdp_ring_mem_free(NULL, 8, 8);		/* no-op */
 }
 
+#define T_MIB		(1L << 20)
+/* What a lazily mapped ring may cost in resident memory, used or not. */
+#define T_LAZY_MAX	(64 * T_MIB)
+
+/*
+ * Big rings are mapped lazily: up to 16 GiB costs only what is touched,
+ * and the memory still works end to end. Sizes grow, so a ring mapped
+ * with MAP_POPULATE fails at 128 MiB, long before it could take 16 GiB.
+ */
+static void test_mem_alloc_lazy(void **state)
+{
+	static const struct {
+		uint32_t entries;
+		uint32_t esz;
+	} big[] = {
+		{ 1U << 24, 8 }, { 1U << 24, 16 }, { 1U << 30, 8 },
+		{ 1U << 30, 16 },
+	};
+	long page = sysconf(_SC_PAGESIZE), before, grew;
+	uint64_t addrs[4] = { 1, 2, T_VAL, 4 }, got[4];
+	struct uxdp_desc d = { .addr = T_VAL, .len = 60 };
+	struct uxdp_ring prod, cons;
+	unsigned int i, k;
+	unsigned char *m;
+	uint32_t idx;
+	size_t len;
+
+	(void)state;
+	for (i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		len = uxdp_ring_mem_size(big[i].entries, big[i].esz);
+		before = t_rss_pages();
+		m = uxdp_ring_mem_alloc(big[i].entries, big[i].esz);
+		if (!m)
+			fail_msg("%zu-byte ring: %s", len, uxdp_errmsg());
+		grew = (t_rss_pages() - before) * page;
+		if (grew >= T_LAZY_MAX)
+			fail_msg("a %zu-byte ring made %ld bytes resident",
+				 len, grew);
+
+		/* Both ends are there, and the handles work on it. */
+		assert_int_equal(m[len - 1], 0);
+		m[len - 1] = 0x5a;
+		assert_int_equal(uxdp_ring_init_prod(&prod, m, big[i].entries,
+						     NULL), 0);
+		assert_int_equal(uxdp_ring_init_cons(&cons, m, big[i].entries,
+						     NULL), 0);
+		assert_int_equal(uxdp_ring_prod_reserve(&prod, 4, &idx), 4);
+		if (big[i].esz == 8) {
+			uxdp_ring_prod_write_addrs(&prod, idx, addrs, 4);
+		} else {
+			for (k = 0; k < 4; k++)
+				*uxdp_ring_desc(&prod, idx + k) = d;
+		}
+		uxdp_ring_prod_submit(&prod, 4);
+		assert_int_equal(uxdp_ring_cons_peek(&cons, 4, &idx), 4);
+		if (big[i].esz == 8) {
+			uxdp_ring_cons_read_addrs(&cons, idx, got, 4);
+			assert_memory_equal(got, addrs, sizeof(addrs));
+		} else {
+			assert_int_equal(uxdp_ring_desc(&cons, idx + 3)->addr,
+					 T_VAL);
+		}
+		uxdp_ring_cons_release(&cons, 4);
+		assert_int_equal(m[len - 1], 0x5a);
+		grew = (t_rss_pages() - before) * page;
+		if (grew >= T_LAZY_MAX)
+			fail_msg("a %zu-byte ring, 2 spots used: %ld bytes "
+				 "resident", len, grew);
+		uxdp_ring_mem_free(m, big[i].entries, big[i].esz);
+	}
+
+	/* Up to 2 MiB of entries, a ring is still faulted in at once. */
+	before = t_rss_pages();
+	m = uxdp_ring_mem_alloc(1U << 17, 16);
+	assert_non_null(m);
+	grew = (t_rss_pages() - before) * page;
+	if (grew < 2 * T_MIB)
+		fail_msg("a 2 MiB ring is not populated: %ld bytes resident",
+			 grew);
+	uxdp_ring_mem_free(m, 1U << 17, 16);
+}
+
 static void test_init_bad_entries(void **state)
 {
 	struct uxdp_ring r;
@@ -849,6 +931,93 @@ static void t_wrap_run(enum t_kind kind, uint32_t size, uint32_t start,
 }
 
 /* Free-running indices wrap at 2^32 with no special case. */
+/*
+ * The other side's index is clamped, never trusted (issue 6, defect 6): a
+ * producer that runs more than a ring ahead, or a consumer that releases
+ * more than it peeked, used to make peek / reserve_batch return more than
+ * the ring size, and the bulk copies then wrote and read past the ring
+ * (ASan: heap-buffer-overflow on the arrays and the ring). The arrays here
+ * are sized exactly to what was asked, on the heap, so ASan sees any
+ * overrun.
+ */
+static void test_hostile_peer_clamped(void **state)
+{
+	static const uint32_t sizes[] = { 1, 2, 8, 64 };
+	static const uint32_t jumps[] = { 65, 1000, 1U << 31, UINT32_MAX };
+	uint32_t s, j;
+
+	(void)state;
+	for (s = 0; s < 4; s++) {
+		for (j = 0; j < 4; j++) {
+			uint32_t n = sizes[s], want = n * 4, got, idx;
+			struct t_ring_pair rp;
+			uint64_t *addrs = calloc(want, sizeof(*addrs));
+			struct uxdp_desc *descs = calloc(want, sizeof(*descs));
+			uint32_t *prod, *cons;
+
+			assert_non_null(addrs);
+			assert_non_null(descs);
+			/* Producer far ahead: the consumer sees at most n. */
+			assert_int_equal(t_pair_open(&rp, n, 8, 7), 0);
+			prod = t_word(rp.mem, UXDP_RING_OFF_PRODUCER);
+			*prod += jumps[j];
+			assert_true(uxdp_ring_cons_nb_avail(&rp.cons, want) <= n);
+			got = uxdp_ring_cons_peek(&rp.cons, want, &idx);
+			assert_true(got <= n);
+			uxdp_ring_cons_read_addrs(&rp.cons, idx, addrs, got);
+			uxdp_ring_cons_release(&rp.cons, got);
+			/* Consumer ahead of the producer: at most n free. */
+			cons = t_word(rp.mem, UXDP_RING_OFF_CONSUMER);
+			*cons = rp.prod.cached_prod + jumps[j];
+			assert_true(uxdp_ring_prod_nb_free(&rp.prod, want) <= n);
+			got = uxdp_ring_prod_reserve_batch(&rp.prod, want, &idx);
+			assert_true(got <= n);
+			uxdp_ring_prod_write_addrs(&rp.prod, idx, addrs, got);
+			uxdp_ring_prod_submit(&rp.prod, got);
+			uxdp_ring_mem_free(rp.mem, n, 8);
+
+			/* The same with descriptors. */
+			assert_int_equal(t_pair_open(&rp, n, 16, 7), 0);
+			prod = t_word(rp.mem, UXDP_RING_OFF_PRODUCER);
+			*prod -= jumps[j];
+			got = uxdp_ring_cons_peek(&rp.cons, want, &idx);
+			assert_true(got <= n);
+			uxdp_ring_cons_read_descs(&rp.cons, idx, descs, got);
+			cons = t_word(rp.mem, UXDP_RING_OFF_CONSUMER);
+			*cons -= jumps[j];
+			got = uxdp_ring_prod_reserve_batch(&rp.prod, want, &idx);
+			assert_true(got <= n);
+			uxdp_ring_prod_write_descs(&rp.prod, idx, descs, got);
+			uxdp_ring_mem_free(rp.mem, n, 16);
+			free(addrs);
+			free(descs);
+		}
+	}
+}
+
+/* An empty poll changes nothing in the handle: peek returns 0, idx is the
+ * next entry, and entries published later are found as usual. */
+static void test_empty_peek_is_pure(void **state)
+{
+	struct t_ring_pair rp;
+	struct uxdp_ring before;
+	uint32_t idx = 0, i;
+
+	(void)state;
+	assert_int_equal(t_pair_open(&rp, 8, 8, 100), 0);
+	before = rp.cons;
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(uxdp_ring_cons_peek(&rp.cons, 4, &idx), 0);
+		assert_int_equal(idx, 100);
+		assert_memory_equal(&before, &rp.cons, sizeof(before));
+	}
+	assert_int_equal(uxdp_ring_prod_reserve(&rp.prod, 2, &idx), 2);
+	uxdp_ring_prod_submit(&rp.prod, 2);
+	assert_int_equal(uxdp_ring_cons_peek(&rp.cons, 4, &idx), 2);
+	assert_int_equal(idx, 100);
+	uxdp_ring_mem_free(rp.mem, 8, 8);
+}
+
 static void test_wrap_u32(void **state)
 {
 	static const uint32_t sizes[] = { 1, 2, 8, 64, 4096 };
@@ -1088,6 +1257,9 @@ int main(void)
 		cmocka_unit_test(test_mem_size_bad),
 		cmocka_unit_test(test_mem_alloc_bad),
 		cmocka_unit_test(test_mem_alloc),
+		cmocka_unit_test(test_mem_alloc_lazy),
+		cmocka_unit_test(test_hostile_peer_clamped),
+		cmocka_unit_test(test_empty_peek_is_pure),
 		cmocka_unit_test(test_init_bad_entries),
 		cmocka_unit_test(test_init_misaligned_offsets),
 		cmocka_unit_test(test_init_attaches_to_used_ring),

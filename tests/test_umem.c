@@ -222,6 +222,39 @@ static void test_ring_sizes(void **state)
 	assert_int_equal(uxdp_umem_destroy(u), 0);
 }
 
+/*
+ * The largest fill and completion rings (2^30 entries, 8 GiB each) cost
+ * only what is used: creating the UMEM leaves well under 64 MiB resident.
+ */
+static void test_huge_rings_lazy(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, o, .fill_size = 1U << 30,
+			  .comp_size = 1U << 30);
+	long page = sysconf(_SC_PAGESIZE), before, grew;
+	uint64_t addr = 4096;
+	struct uxdp_umem *u;
+	uint32_t idx;
+
+	(void)state;
+	before = t_rss_pages();
+	u = uxdp_umem_create(NULL, MB, &o);
+	if (!u)
+		fail_msg("create: %s", uxdp_errmsg());
+	assert_int_equal(uxdp_umem_fill_ring(u)->size, 1U << 30);
+	assert_int_equal(uxdp_umem_comp_ring(u)->size, 1U << 30);
+	/* The fill ring works. */
+	assert_int_equal(uxdp_ring_prod_reserve(uxdp_umem_fill_ring(u), 1,
+						&idx), 1);
+	uxdp_ring_prod_write_addrs(uxdp_umem_fill_ring(u), idx, &addr, 1);
+	uxdp_ring_prod_submit(uxdp_umem_fill_ring(u), 1);
+	grew = (t_rss_pages() - before) * page;
+	/* The 1 MiB area is populated on purpose; the rings are not. */
+	if (grew >= (long)(64 * MB))
+		fail_msg("UMEM with 2^30-entry rings: %ld bytes resident",
+			 grew);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+}
+
 /* Descriptor address helpers. */
 static void test_addr_helpers(void **state)
 {
@@ -245,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_opts_compat),
 		cmocka_unit_test(test_hugepages),
 		cmocka_unit_test(test_ring_sizes),
+		cmocka_unit_test(test_huge_rings_lazy),
 		cmocka_unit_test(test_addr_helpers),
 	};
 

@@ -69,7 +69,10 @@ struct uxdp_desc {
 #define UXDP_PKT_CONTD		(1U << 0)
 #define UXDP_TX_METADATA	(1U << 1)
 
-/* Largest ring uxdp will create: 2^30 entries. */
+/*
+ * Largest ring uxdp will create: 2^30 entries, as the kernel allows (up to
+ * 16 GiB of descriptors; uxdp_ring_mem_alloc() maps big rings lazily).
+ */
 #define UXDP_RING_MAX_ENTRIES	(1U << 30)
 
 /*
@@ -118,9 +121,13 @@ struct uxdp_ring {
 size_t uxdp_ring_mem_size(uint32_t entries, uint32_t elem_size);
 
 /*
- * Allocate zeroed, page-aligned memory for a ring (anonymous mmap). Returns
- * the memory, or NULL with errno set (EINVAL: bad size, see uxdp_errmsg();
- * ENOMEM).
+ * Allocate zeroed, page-aligned memory for a ring (anonymous mmap). A ring
+ * whose entries take at most 2 MiB is faulted in at once; a bigger one is
+ * mapped lazily, with no swap reserved (MAP_NORESERVE), and costs only the
+ * pages it touches: should memory run out later, touching a new page is
+ * what fails (the OOM killer), not this call. Returns the memory, or NULL
+ * with errno set (EINVAL: bad size, see uxdp_errmsg(); ENOMEM: the mmap
+ * failed, uxdp_errmsg() gives the size).
  */
 void *uxdp_ring_mem_alloc(uint32_t entries, uint32_t elem_size);
 
@@ -260,7 +267,14 @@ UXDP_INLINE void uxdp_ring_cons_read_descs(const struct uxdp_ring *r,
 /*
  * Free slots the producer can reserve, looking at the shared consumer index
  * only if the cached view shows fewer than @want. Returns the number of
- * free slots known (may exceed @want).
+ * free slots known (may exceed @want, never exceeds the ring size).
+ *
+ * The consumer index is written by the other side, which may be another
+ * process, an application or a bug: it is clamped, not trusted. A consumer
+ * that claims to be ahead of the producer (released more than it peeked)
+ * leaves at most a ring's worth of free slots, so a caller that writes what
+ * it reserved stays inside the ring (the kernel gets the same guarantee by
+ * masking every slot and capping every batch).
  */
 UXDP_INLINE uint32_t uxdp_ring_prod_nb_free(struct uxdp_ring *r, uint32_t want)
 {
@@ -269,7 +283,13 @@ UXDP_INLINE uint32_t uxdp_ring_prod_nb_free(struct uxdp_ring *r, uint32_t want)
 	if (free_slots >= want)
 		return free_slots;
 	r->cached_cons = uxdp_load_acquire(r->consumer);	/* A, pairs with D */
-	return r->size - (r->cached_prod - r->cached_cons);
+	free_slots = r->size - (r->cached_prod - r->cached_cons);
+	if (uxdp_unlikely(free_slots > r->size)) {
+		/* Consumer ahead of the producer: count the ring as empty. */
+		r->cached_cons = r->cached_prod;
+		free_slots = r->size;
+	}
+	return free_slots;
 }
 
 /*
@@ -328,7 +348,11 @@ UXDP_INLINE void uxdp_ring_prod_cancel(struct uxdp_ring *r, uint32_t n)
 
 /*
  * Entries the consumer can peek, looking at the shared producer index only
- * if the cached view shows fewer than @want. Returns the number known.
+ * if the cached view shows fewer than @want. Returns the number known,
+ * never more than the ring size: the producer index is the other side's
+ * word and is clamped, so a producer that runs more than a ring ahead (a bug
+ * or a hostile peer) yields at most a ring of entries (stale ones, which the
+ * caller validates as it would any entry), never a read past the ring.
  */
 UXDP_INLINE uint32_t uxdp_ring_cons_nb_avail(struct uxdp_ring *r, uint32_t want)
 {
@@ -336,24 +360,39 @@ UXDP_INLINE uint32_t uxdp_ring_cons_nb_avail(struct uxdp_ring *r, uint32_t want)
 
 	if (avail >= want)
 		return avail;
-	r->cached_prod = uxdp_load_acquire(r->producer);	/* C, pairs with B */
-	return r->cached_prod - r->cached_cons;
+	avail = uxdp_load_acquire(r->producer) - r->cached_cons; /* C, pairs with B */
+	if (uxdp_unlikely(avail > r->size))
+		avail = r->size;
+	r->cached_prod = r->cached_cons + avail;
+	return avail;
 }
 
 /*
  * Take up to @n entries for reading, best effort. *@idx is the first
  * entry's index. The entries stay owned by the consumer until released.
- * Returns how many, 0..@n.
+ * Returns how many, 0..@n (and never more than the ring holds).
+ *
+ * An empty ring is the common case for a busy-polling consumer, so that
+ * path loads the producer word and returns without a single store: no
+ * dependency through the handle from one empty poll to the next.
  */
 UXDP_INLINE uint32_t uxdp_ring_cons_peek(struct uxdp_ring *r, uint32_t n,
 					 uint32_t *idx)
 {
-	uint32_t avail = uxdp_ring_cons_nb_avail(r, n);
+	uint32_t cons = r->cached_cons, avail = r->cached_prod - cons;
 
-	if (avail < n)
-		n = avail;
-	*idx = r->cached_cons;
-	r->cached_cons += n;
+	*idx = cons;
+	if (avail < n) {
+		avail = uxdp_load_acquire(r->producer) - cons;	/* C, pairs with B */
+		if (!avail)
+			return 0;
+		if (uxdp_unlikely(avail > r->size))
+			avail = r->size;
+		r->cached_prod = cons + avail;
+		if (avail < n)
+			n = avail;
+	}
+	r->cached_cons = cons + n;
 	return n;
 }
 

@@ -28,10 +28,23 @@ static size_t page_round(size_t len)
 	return (len + 4095) & ~(size_t)4095;
 }
 
+/*
+ * Rings whose entry array is at most this big are populated when mapped:
+ * 2^18 addresses or 2^17 descriptors, far past the usual 2048 and the sizes
+ * real queues use. For them, faulting in every page up front costs at most
+ * ~512 page faults (well under a millisecond) and keeps first-touch faults
+ * off the data path. Bigger rings (up to 16 GiB at 2^30 descriptors) are
+ * mapped lazily and without a swap reservation: populating them would take
+ * seconds to minutes and all that memory, although a ring is rarely filled
+ * near its size, and a mistyped size should not cost either.
+ */
+#define RING_POPULATE_MAX	(2U << 20)
+
 UXDP_EXPORT __cold void *uxdp_ring_mem_alloc(uint32_t entries,
 					     uint32_t elem_size)
 {
 	size_t len = uxdp_ring_mem_size(entries, elem_size);
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	void *mem;
 
 	uxdp_clear_err();
@@ -42,10 +55,17 @@ UXDP_EXPORT __cold void *uxdp_ring_mem_alloc(uint32_t entries,
 				   "bytes", entries, elem_size);
 		return NULL;
 	}
-	mem = mmap(NULL, page_round(len), PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (len - ring_hdr_size() <= RING_POPULATE_MAX)
+		flags |= MAP_POPULATE;
+	else
+		flags |= MAP_NORESERVE;
+	mem = mmap(NULL, page_round(len), PROT_READ | PROT_WRITE, flags, -1,
+		   0);
 	if (mem == MAP_FAILED) {
-		errno = -uxdp_fail(ENOMEM, "ring: mmap of %zu bytes failed", len);
+		errno = -uxdp_fail(ENOMEM,
+				   "ring: mmap of %zu bytes (%u entries of %u "
+				   "bytes) failed: %s", page_round(len),
+				   entries, elem_size, strerror(errno));
 		return NULL;
 	}
 	return mem;
