@@ -756,6 +756,247 @@ static void test_teardown(void **state)
 	}
 }
 
+/*
+ * Double frees split between the remote and the local paths (issue 6,
+ * defect 3): the second return is a counted no-op whichever path it takes,
+ * and the buffer is handed out once. Before the fix, free_remote() then
+ * uxdp_buff_free() put the buffer on the free list and on the remote stack,
+ * and two allocations returned the same buffer.
+ */
+static void test_remote_and_local_double_free(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b[3], *x, *y;
+		struct t_env e;
+		int path;
+
+		t_env_init(&e, c);
+		t_post_range(&e, 0, NCHUNKS);
+		for (path = 0; path < 4; path++) {
+			uint64_t bad0 = t_stats(&e).bad_free;
+
+			b[0] = uxdp_pool_alloc(e.pool);
+			assert_non_null(b[0]);
+			switch (path) {
+			case 0:	/* remote, then local */
+				uxdp_pool_free_remote(e.pool, b, 1);
+				uxdp_buff_free(b[0]);
+				break;
+			case 1:	/* remote, then release */
+				uxdp_pool_free_remote(e.pool, b, 1);
+				assert_int_equal(uxdp_pool_release(b[0]),
+						 UINT64_MAX);
+				break;
+			case 2:	/* local, then remote */
+				uxdp_buff_free(b[0]);
+				uxdp_pool_free_remote(e.pool, b, 1);
+				break;
+			case 3:	/* local batch of two copies, then remote */
+				b[1] = b[0];
+				uxdp_pool_free_batch(e.pool, b, 2);
+				uxdp_pool_free_remote(e.pool, b, 1);
+				break;
+			}
+			x = uxdp_pool_alloc(e.pool);
+			y = uxdp_pool_alloc(e.pool);
+			assert_non_null(x);
+			assert_non_null(y);
+			if (x == y)
+				fail_msg("path %d: one buffer handed out twice",
+					 path);
+			assert_int_equal(t_stats(&e).bad_free,
+					 bad0 + (path == 3 ? 2 : 1));
+			b[0] = x;
+			b[1] = y;
+			uxdp_pool_free_batch(e.pool, b, 2);
+			t_check_invariant(&e, NULL, 0);
+		}
+		assert_int_equal(t_stats(&e).outstanding, 0);
+		t_env_fini(&e, NULL, 0);
+	}
+}
+
+/*
+ * Remote double frees cannot crowd out a legitimate remote free (defect 4):
+ * before the fix the remote queue held one entry per chunk, the double
+ * frees filled it, and the last, legitimate free was dropped: the chunk
+ * was lost and the pool could never be destroyed.
+ */
+static void test_remote_double_free_keeps_legit(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		UXDP_DECLARE_OPTS(uxdp_umem_opts, o,
+				  .chunk_size = c->chunk_size,
+				  .headroom = c->headroom,
+				  .flags = c->unaligned ?
+					   UXDP_UMEM_F_UNALIGNED : 0);
+		struct uxdp_umem *u = uxdp_umem_create(NULL,
+						       2ULL * c->chunk_size, &o);
+		struct uxdp_pool *p = uxdp_pool_create(u, NULL);
+		struct uxdp_ring *fill = uxdp_umem_fill_ring(u);
+		struct uxdp_buff *a, *b, *aa[2];
+		struct uxdp_pool_stats st;
+		uint32_t idx;
+
+		assert_non_null(p);
+		assert_int_equal(uxdp_ring_prod_reserve(fill, 2, &idx), 2);
+		*uxdp_ring_addr(fill, idx) = 0;
+		*uxdp_ring_addr(fill, idx + 1) = c->chunk_size;
+		uxdp_ring_prod_submit(fill, 2);
+		a = uxdp_pool_alloc(p);
+		b = uxdp_pool_alloc(p);
+		assert_non_null(a);
+		assert_non_null(b);
+		uxdp_buff_free(a);
+		aa[0] = aa[1] = a;
+		uxdp_pool_free_remote(p, aa, 2);	/* both bad */
+		uxdp_pool_free_remote(p, &b, 1);	/* legitimate */
+		uxdp_pool_stats(p, &st);
+		assert_int_equal(st.bad_free, 1);	/* the queued dup */
+		assert_int_equal(uxdp_pool_destroy(p), 0);
+		assert_int_equal(uxdp_umem_destroy(u), 0);
+	}
+}
+
+/*
+ * Every free path refuses a buffer of another pool and counts it (defect
+ * 5: free_remote() used to queue it and the owner's drain then read and
+ * wrote outside its arrays; ASan catches that here).
+ */
+static void test_foreign_buffer_every_path(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct t_env a, b;
+		struct uxdp_buff *x, *bufs[2];
+
+		t_env_init(&a, c);
+		t_env_init(&b, c);
+		t_post_range(&a, 0, 4);
+		t_post_range(&b, 0, 4);
+		x = uxdp_pool_alloc(b.pool);
+		assert_non_null(x);
+		/* Pool a never held x. */
+		uxdp_pool_free_batch(a.pool, &x, 1);
+		uxdp_pool_free_remote(a.pool, &x, 1);
+		/* A pointer inside a's heads but not at a head's start. */
+		bufs[0] = uxdp_pool_alloc(a.pool);
+		assert_non_null(bufs[0]);
+		bufs[1] = (struct uxdp_buff *)((char *)bufs[0] + 8);
+		uxdp_pool_free_remote(a.pool, bufs + 1, 1);
+		uxdp_pool_free_batch(a.pool, bufs + 1, 1);
+		assert_int_equal(t_stats(&a).bad_free, 4);
+		assert_int_equal(t_stats(&b).bad_free, 0);
+		assert_int_equal(t_stats(&b).outstanding, 1);
+		/* x is still b's to free, once. */
+		uxdp_buff_free(x);
+		assert_int_equal(t_stats(&b).outstanding, 0);
+		t_env_fini(&a, bufs, 1);
+		t_env_fini(&b, NULL, 0);
+	}
+}
+
+/*
+ * As the kernel (xp_alloc_new_from_fq caps a batch at the number of heads),
+ * one aligned batch reads at most nchunks fill entries, whatever max is.
+ */
+static void test_batch_reads_at_most_nchunks(void **state)
+{
+	static const struct t_cfg cfg = { 2048, 0, false };
+	uint64_t addrs[NCHUNKS + 20];
+	struct uxdp_buff *b[NCHUNKS + 20];
+	struct t_env e;
+	uint32_t i;
+
+	(void)state;
+	t_env_init(&e, &cfg);
+	/* NCHUNKS invalid entries, then 20 valid ones. */
+	for (i = 0; i < NCHUNKS; i++)
+		addrs[i] = (uint64_t)(NCHUNKS + i) * 2048;
+	for (i = 0; i < 20; i++) {
+		addrs[NCHUNKS + i] = (uint64_t)i * 2048;
+		e.app[i] = false;
+	}
+	t_post_raw(&e, addrs, NCHUNKS + 20);
+	assert_int_equal(uxdp_pool_alloc_batch(e.pool, b, NCHUNKS + 20), 0);
+	assert_int_equal(t_stats(&e).fill_invalid, NCHUNKS);
+	assert_int_equal(uxdp_pool_alloc_batch(e.pool, b, NCHUNKS + 20), 20);
+	t_env_fini(&e, b, 20);
+}
+
+/*
+ * The application writes the fill ring's producer index: a producer moved
+ * far past the ring neither makes the pool read outside it nor makes the
+ * audit walk 2^31 slots. What the pool reads is at most a ring of stale
+ * entries, each validated (here: all duplicates of chunks it holds).
+ */
+static void test_hostile_fill_producer(void **state)
+{
+	static const struct t_cfg cfg = { 2048, 0, false };
+	struct uxdp_buff *b[NCHUNKS];
+	uint8_t where[NCHUNKS];
+	struct t_env e;
+	uint32_t *prod;
+	uint32_t n;
+
+	(void)state;
+	t_env_init(&e, &cfg);
+	t_post_range(&e, 0, NCHUNKS);
+	n = uxdp_pool_alloc_batch(e.pool, b, NCHUNKS);
+	assert_int_equal(n, NCHUNKS);
+	prod = e.fill->producer;
+	__atomic_store_n(prod, *prod + (1U << 31), __ATOMIC_RELEASE);
+	assert_true(uxdp_pool_audit(e.pool, where) <= (int)(NCHUNKS + 128));
+	assert_int_equal(uxdp_pool_alloc_batch(e.pool, b + 0, 0), 0);
+	{
+		struct uxdp_buff *more[NCHUNKS];
+
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, more, NCHUNKS),
+				 0);
+	}
+	assert_true(t_stats(&e).fill_dup <= NCHUNKS);
+	/* Everything is still accounted for: give it all back. */
+	uxdp_pool_free_batch(e.pool, b, n);
+	assert_int_equal(t_stats(&e).outstanding, 0);
+	assert_int_equal(uxdp_pool_destroy(e.pool), 0);
+	assert_int_equal(uxdp_umem_destroy(e.umem), 0);
+}
+
+/*
+ * A retired pool frees itself when its last buffer comes home, from any
+ * path; until then returns are counted as usual (LSan reports a leak and
+ * ASan a use after free if this goes wrong).
+ */
+static void test_retire(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *b[8];
+		struct t_env e;
+
+		t_env_init(&e, c);
+		t_post_range(&e, 0, 8);
+		assert_int_equal(uxdp_pool_alloc_batch(e.pool, b, 8), 8);
+		uxdp_pool_free_batch(e.pool, b, 2);
+		uxdp_pool_retire(e.pool, UXDP_POOL_RETIRE_UMEM);
+		/* Owner paths now go the remote way. */
+		assert_false(uxdp_pool_is_owner(e.pool));
+		uxdp_pool_free_batch(e.pool, b + 2, 3);
+		uxdp_pool_free_remote(e.pool, b + 5, 2);
+		uxdp_pool_free_remote(e.pool, b + 7, 1);	/* the last */
+		/* Pool and UMEM are gone here. */
+	}
+	FOR_ALL_CFGS(c) {	/* nothing out: gone at once */
+		struct t_env e;
+
+		t_env_init(&e, c);
+		uxdp_pool_retire(e.pool, 0);
+		assert_int_equal(uxdp_umem_destroy(e.umem), 0);
+	}
+}
+
 /* Bad configuration and second pool. */
 static void test_pool_create_errors(void **state)
 {
@@ -798,6 +1039,12 @@ int main(void)
 		cmocka_unit_test(test_random_accounting),
 		cmocka_unit_test(test_teardown),
 		cmocka_unit_test(test_pool_create_errors),
+		cmocka_unit_test(test_remote_and_local_double_free),
+		cmocka_unit_test(test_remote_double_free_keeps_legit),
+		cmocka_unit_test(test_foreign_buffer_every_path),
+		cmocka_unit_test(test_batch_reads_at_most_nchunks),
+		cmocka_unit_test(test_hostile_fill_producer),
+		cmocka_unit_test(test_retire),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

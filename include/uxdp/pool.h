@@ -104,6 +104,20 @@ struct uxdp_pool *uxdp_pool_create(struct uxdp_umem *umem,
  */
 int uxdp_pool_destroy(struct uxdp_pool *pool);
 
+/*
+ * Destroy @pool as soon as every buffer is back: at once if none is out,
+ * otherwise when the last one is returned, from whatever thread returns it
+ * (the kernel's page_pool release). With UXDP_POOL_RETIRE_UMEM the pool's
+ * UMEM is destroyed with it. For a driver whose device goes away while its
+ * buffers still travel as frames elsewhere (in another device's ring, a
+ * socket): they come home later and are counted in the pool's stats until
+ * the pool is gone. From this call on, nobody owns the pool: it must not be
+ * allocated from, audited or destroyed again; returns are the only calls
+ * allowed, and they take the remote path.
+ */
+#define UXDP_POOL_RETIRE_UMEM	(1U << 0)
+void uxdp_pool_retire(struct uxdp_pool *pool, uint32_t flags);
+
 /* The UMEM the pool allocates from. */
 struct uxdp_umem *uxdp_pool_umem(const struct uxdp_pool *pool);
 

@@ -1,23 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The buffer pool: batched and single allocation from the fill ring, the
- * free list, release to the application, and accounting.
+ * free list, release to the application, frees from other threads, and
+ * accounting.
  *
- * Each head carries a state byte (enum buf_state) in a dense array beside
- * the heads. It is what makes double frees and duplicate fill addresses
- * harmless, and what the audit counts. It costs one byte store per
- * allocation into an array 1/64th the size of the heads; the heads
- * themselves are still not written on the aligned allocation path.
+ * Every head has a word in fpos[] that says where it is (see
+ * pool_internal.h): the application's, allocated, or on the free list. It
+ * is what makes double frees, frees of another pool's buffer and duplicate
+ * fill addresses counted no-ops instead of a buffer handed out twice, and
+ * what the audit counts. Membership of the free list is positional (a
+ * sparse set), so allocating from the free list writes nothing per buffer;
+ * a free checks and writes one word beside the free-list slot it fills.
  */
 #include "../internal.h"
 
 #include "pool_internal.h"
-
-static inline uint32_t head_idx(const struct uxdp_pool *p,
-				const struct uxdp_pool_buff *pb)
-{
-	return (uint32_t)(pb - p->heads);
-}
 
 static inline struct uxdp_pool_buff *to_pool_buff(struct uxdp_buff *b)
 {
@@ -25,22 +22,55 @@ static inline struct uxdp_pool_buff *to_pool_buff(struct uxdp_buff *b)
 }
 
 static void pool_drain_remote(struct uxdp_pool *p);
+static void pool_drain_remote_locked(struct uxdp_pool *p);
+static void pool_free_mem(struct uxdp_pool *p);
+
+/*
+ * The head index of a buffer pointer, or a value >= nheads when the pointer
+ * is not one of this pool's heads (outside the array, or inside it but not
+ * at the start of a head). A rotate folds both checks into one compare:
+ * low bits left over from the division land in the top bits.
+ */
+static inline uint64_t head_index(const struct uxdp_pool *p, const void *b)
+{
+	uint64_t off = (uint64_t)((uintptr_t)b - (uintptr_t)p->heads);
+
+	_Static_assert(sizeof(struct uxdp_pool_buff) == 64,
+		       "head_index() divides by rotating by 6");
+	return (off >> 6) | (off << 58);
+}
+
+/*
+ * Whether head @h, with fpos @pos, is on a free list holding @cnt entries:
+ * its recorded position is in use and the slot there is still it.
+ */
+static inline bool on_free_list(const struct uxdp_pool *p, uint32_t h,
+				uint32_t pos, uint32_t cnt)
+{
+	return pos < cnt && p->free_list[pos] == &p->heads[h];
+}
+
+/* Whether head @h is allocated: neither the application's nor free. */
+static inline bool is_allocated(const struct uxdp_pool *p, uint32_t h)
+{
+	uint32_t pos = p->fpos[h];
+
+	return pos != FPOS_APP && !on_free_list(p, h, pos, p->free_list_cnt);
+}
 
 /*
  * Fill-ring entries available, refreshing the cached producer only when the
  * cache holds fewer than @want. On a refresh, first publish what we have
  * consumed so the application can post into those slots again (the kernel's
- * single-peek path does the same).
+ * single-peek path does the same). The application writes the producer
+ * index: uxdp_ring_cons_nb_avail() clamps it to the ring.
  */
 static inline uint32_t fq_avail(struct uxdp_ring *fq, uint32_t want)
 {
-	uint32_t avail = fq->cached_prod - fq->cached_cons;
-
-	if (avail >= want)
-		return avail;
+	if (fq->cached_prod - fq->cached_cons >= want)
+		return fq->cached_prod - fq->cached_cons;
 	uxdp_ring_cons_publish(fq);			/* D, pairs with A */
-	fq->cached_prod = uxdp_load_acquire(fq->producer);	/* C, pairs with B */
-	return fq->cached_prod - fq->cached_cons;
+	return uxdp_ring_cons_nb_avail(fq, want);
 }
 
 /* ---- create / destroy ---------------------------------------------------- */
@@ -55,6 +85,7 @@ static void pool_init_heads(struct uxdp_pool *p)
 
 		pb->pool = p;
 		pb->xdp.frame_sz = frame_sz;
+		p->fpos[i] = FPOS_APP;
 		if (p->unaligned) {
 			/* Placed on every allocation; stack of unused heads. */
 			p->free_heads[i] = pb;
@@ -111,10 +142,11 @@ uxdp_pool_create(struct uxdp_umem *umem, const struct uxdp_pool_opts *opts)
 	if (posix_memalign((void **)&p->heads, UXDP_CACHE_LINE, heads_len))
 		goto err_pool;
 	memset(p->heads, 0, heads_len);
-	p->state = calloc(p->nheads, 1);
+	p->fpos = calloc(p->nheads, sizeof(*p->fpos));
 	p->free_list = calloc(p->nheads, sizeof(*p->free_list));
 	p->remote.stack = calloc(p->nheads, sizeof(*p->remote.stack));
-	if (!p->state || !p->free_list || !p->remote.stack)
+	p->remote.pending = calloc(p->nheads, 1);
+	if (!p->fpos || !p->free_list || !p->remote.stack || !p->remote.pending)
 		goto err_arrays;
 	if (p->unaligned) {
 		p->free_heads = calloc(p->nheads, sizeof(*p->free_heads));
@@ -133,16 +165,43 @@ uxdp_pool_create(struct uxdp_umem *umem, const struct uxdp_pool_opts *opts)
 	return p;
 
 err_arrays:
-	free(p->remote.stack);
-	free(p->free_heads);
-	free(p->free_list);
-	free(p->state);
-	free(p->heads);
+	pool_free_mem(p);
+	goto err;
 err_pool:
 	free(p);
 err:
 	errno = -err;
 	return NULL;
+}
+
+static void pool_free_mem(struct uxdp_pool *p)
+{
+	free(p->remote.pending);
+	free(p->remote.stack);
+	free(p->free_heads);
+	free(p->free_list);
+	free(p->fpos);
+	free(p->heads);
+	free(p);
+}
+
+static inline uint64_t pool_outstanding(const struct uxdp_pool *p)
+{
+	return p->n_alloc - p->n_freed - p->n_released;
+}
+
+/* Unbind from the UMEM and free (no buffer is out). */
+static void pool_teardown(struct uxdp_pool *p)
+{
+	struct uxdp_umem *umem = p->umem;
+	uint32_t flags = p->retire_flags;
+
+	/* Entries consumed from the fill ring become visible as consumed. */
+	uxdp_ring_cons_publish(&p->fq);
+	umem->pool = NULL;
+	pool_free_mem(p);
+	if (flags & UXDP_POOL_RETIRE_UMEM)
+		uxdp_umem_destroy(umem);
 }
 
 UXDP_EXPORT __cold int uxdp_pool_destroy(struct uxdp_pool *p)
@@ -152,23 +211,41 @@ UXDP_EXPORT __cold int uxdp_pool_destroy(struct uxdp_pool *p)
 	uxdp_clear_err();
 	if (!p)
 		return 0;
+	if (p->retired)
+		return uxdp_fail(EINVAL, "pool: retired; it frees itself");
 	pool_drain_remote(p);
-	out = p->n_alloc - p->n_freed - p->n_released;
+	out = pool_outstanding(p);
 	if (out)
 		return uxdp_fail(EBUSY,
-				 "pool: %llu buffers still allocated; free or "
-				 "release them first",
+				 "pool: %llu buffers still allocated; return "
+				 "them first, or let uxdp_pool_retire() free "
+				 "the pool when they come back",
 				 (unsigned long long)out);
-	/* Entries consumed from the fill ring become visible as consumed. */
-	uxdp_ring_cons_publish(&p->fq);
-	p->umem->pool = NULL;
-	free(p->remote.stack);
-	free(p->free_heads);
-	free(p->free_list);
-	free(p->state);
-	free(p->heads);
-	free(p);
+	pool_teardown(p);
 	return 0;
+}
+
+UXDP_EXPORT __cold void uxdp_pool_retire(struct uxdp_pool *p, uint32_t flags)
+{
+	bool done;
+
+	if (!p)
+		return;
+	uxdp_spin_lock(&p->remote.lock);
+	/*
+	 * From here on nobody owns the pool: every return goes through
+	 * uxdp_pool_free_remote(), serialised by the lock, and the one that
+	 * brings the last buffer home frees the pool. The owner's fields
+	 * (free list, counters) are touched only under the lock from now on.
+	 */
+	__atomic_store_n(&p->owner, NULL, __ATOMIC_RELEASE);
+	p->retired = true;
+	p->retire_flags = flags;
+	pool_drain_remote_locked(p);
+	done = !pool_outstanding(p);
+	uxdp_spin_unlock(&p->remote.lock);
+	if (done)
+		pool_teardown(p);
 }
 
 UXDP_EXPORT struct uxdp_umem *uxdp_pool_umem(const struct uxdp_pool *p)
@@ -188,39 +265,51 @@ UXDP_EXPORT void uxdp_pool_set_rxq(struct uxdp_pool *p,
 /* ---- frees from other threads ---------------------------------------------- */
 
 /*
- * Move buffers other threads returned onto the free list. Owner only. The
- * lock's acquire orders our reads of the stack after the pushers' writes.
+ * Move buffers other threads returned onto the free list. Called with the
+ * remote lock held, by the owner (pool_drain_remote) or, once the pool is
+ * retired and has no owner, by whoever holds the lock. The lock's acquire
+ * orders our reads of the stack after the pushers' writes.
  */
-static __attribute__((noinline)) void pool_drain_remote(struct uxdp_pool *p)
+static void pool_drain_remote_locked(struct uxdp_pool *p)
 {
-	uint32_t i, n;
+	uint32_t i, n = p->remote.cnt;
 
-	uxdp_spin_lock(&p->remote.lock);
-	n = p->remote.cnt;
 	for (i = 0; i < n; i++) {
 		struct uxdp_pool_buff *pb = p->remote.stack[i];
-		uint32_t h = head_idx(p, pb);
+		uint32_t h = (uint32_t)(pb - p->heads);	/* checked at push */
 
-		if (unlikely(p->state[h] != BUF_DRIVER)) {
+		p->remote.pending[h] = 0;
+		/* Freed by the owner or released since it was pushed? Then
+		 * this push was the second return: counted, not repeated. */
+		if (unlikely(!is_allocated(p, h))) {
 			p->n_bad_free++;
 			continue;
 		}
-		p->state[h] = BUF_FREE;
+		p->fpos[h] = p->free_list_cnt;
 		p->free_list[p->free_list_cnt++] = pb;
 		p->n_freed++;
 	}
 	__atomic_store_n(&p->remote.cnt, 0, __ATOMIC_RELAXED);
-	p->n_bad_free += p->remote.overflow;
-	p->remote.overflow = 0;
+	p->n_bad_free += p->remote.bad;
+	__atomic_store_n(&p->remote.bad, 0, __ATOMIC_RELAXED);
+}
+
+static __attribute__((noinline)) void pool_drain_remote(struct uxdp_pool *p)
+{
+	uxdp_spin_lock(&p->remote.lock);
+	pool_drain_remote_locked(p);
 	uxdp_spin_unlock(&p->remote.lock);
 }
 
 /*
- * Cheap check on the allocation path: a relaxed peek at the count is only a
- * hint (a push racing with it is picked up next time); the lock in
- * pool_drain_remote() does the ordering.
+ * Every owner call starts here: buffers another thread returned before
+ * this call are on the free list before the call looks at any state, so a
+ * remote free followed by a local one (or a release) of the same buffer is
+ * caught as the double free it is, whatever the timing. A relaxed peek is
+ * enough to see a push that happened before the call; one racing with it
+ * is picked up next time, and the lock in the drain does the ordering.
  */
-static inline void pool_maybe_drain_remote(struct uxdp_pool *p)
+static inline void pool_sync_remote(struct uxdp_pool *p)
 {
 	if (unlikely(__atomic_load_n(&p->remote.cnt, __ATOMIC_RELAXED)))
 		pool_drain_remote(p);
@@ -230,20 +319,34 @@ UXDP_EXPORT void uxdp_pool_free_remote(struct uxdp_pool *p,
 				       struct uxdp_buff **bufs, uint32_t n)
 {
 	uint32_t i, cnt;
+	bool done = false;
 
 	uxdp_spin_lock(&p->remote.lock);
 	cnt = p->remote.cnt;
 	for (i = 0; i < n; i++) {
-		/* Each head can be here at most once unless it is freed
-		 * twice; the drain counts those, this bounds them. */
-		if (unlikely(cnt == p->nheads)) {
-			p->remote.overflow += n - i;
-			break;
+		uint64_t h = head_index(p, bufs[i]);
+
+		/* Another pool's buffer, or one already on its way back:
+		 * counted now, never queued, so the stack holds each head at
+		 * most once and never overflows. Whether the buffer is still
+		 * allocated is the owner's to check when it drains. */
+		if (unlikely(h >= p->nheads || p->remote.pending[h])) {
+			/* Relaxed atomic: uxdp_pool_stats() reads it unlocked. */
+			__atomic_store_n(&p->remote.bad, p->remote.bad + 1,
+					 __ATOMIC_RELAXED);
+			continue;
 		}
+		p->remote.pending[h] = 1;
 		p->remote.stack[cnt++] = to_pool_buff(bufs[i]);
 	}
 	__atomic_store_n(&p->remote.cnt, cnt, __ATOMIC_RELAXED);
+	if (unlikely(p->retired)) {
+		pool_drain_remote_locked(p);
+		done = !pool_outstanding(p);
+	}
 	uxdp_spin_unlock(&p->remote.lock);
+	if (unlikely(done))
+		pool_teardown(p);
 }
 
 /*
@@ -254,7 +357,9 @@ UXDP_EXPORT void uxdp_pool_free_remote(struct uxdp_pool *p,
  */
 UXDP_EXPORT void uxdp_pool_set_owner(struct uxdp_pool *p)
 {
-	__atomic_store_n(&p->owner, uxdp_thread_id(), __ATOMIC_RELEASE);
+	if (!p->retired)
+		__atomic_store_n(&p->owner, uxdp_thread_id(),
+				 __ATOMIC_RELEASE);
 }
 
 UXDP_EXPORT bool uxdp_pool_is_owner(const struct uxdp_pool *p)
@@ -264,49 +369,49 @@ UXDP_EXPORT bool uxdp_pool_is_owner(const struct uxdp_pool *p)
 
 /* ---- allocation ------------------------------------------------------------ */
 
+/*
+ * The most recently freed buffers, the warmest in cache: the top @n of the
+ * free list, in one copy (struct uxdp_buff is the first member of a head,
+ * so the pointers are the same). Nothing is written per buffer: the heads'
+ * positions now lie at or above the new count, which is what "allocated"
+ * means (see on_free_list()).
+ */
 static inline uint32_t alloc_from_free_list(struct uxdp_pool *p,
 					    struct uxdp_buff **bufs,
 					    uint32_t max)
 {
-	struct uxdp_pool_buff **fl = p->free_list, *heads = p->heads;
-	uint32_t cnt = p->free_list_cnt, n = MIN(max, cnt), i;
-	uint8_t *state = p->state;
+	uint32_t n = MIN(max, p->free_list_cnt);
 
-	/*
-	 * LIFO: the most recently freed buffer is the warmest in cache. The
-	 * fields live in locals: the byte stores to state[] may alias
-	 * anything, and would otherwise reload every one of them per buffer.
-	 */
-	for (i = 0; i < n; i++) {
-		struct uxdp_pool_buff *pb = fl[--cnt];
-
-		state[pb - heads] = BUF_DRIVER;
-		bufs[i] = &pb->xdp;
-	}
-	p->free_list_cnt = cnt;
+	p->free_list_cnt -= n;
+	memcpy(bufs, &p->free_list[p->free_list_cnt], n * sizeof(*bufs));
 	return n;
 }
 
 /*
  * Map up to @max fill-ring entries to heads. Every entry read is consumed,
  * valid or not; invalid and duplicate ones are counted and skipped (their
- * chunk stays with the application). Returns the buffers produced.
+ * chunk stays with the application). As the kernel, one call reads at most
+ * nheads entries. Returns the buffers produced.
  */
 static uint32_t alloc_from_fq_aligned(struct uxdp_pool *p,
 				      struct uxdp_buff **bufs, uint32_t max)
 {
-	uint32_t avail = fq_avail(&p->fq, max);
-	uint32_t idx = p->fq.cached_cons, i, n = 0;
-	/* Locals: see alloc_from_free_list(). */
+	uint32_t avail, idx, i, n = 0;
+	/* Locals: the stores to fpos[] may alias anything, and would
+	 * otherwise reload every one of these per buffer. */
 	const uint64_t *ring = p->fq.ring, mask = p->chunk_mask;
 	const uint64_t size = p->addrs_cnt;
 	const uint32_t rmask = p->fq.mask, shift = p->chunk_shift;
 	struct uxdp_pool_buff *heads = p->heads;
-	uint8_t *state = p->state;
+	uint32_t *fpos = p->fpos;
 	uint64_t invalid = 0, dup = 0;
 
+	if (max > p->nheads)
+		max = p->nheads;
+	avail = fq_avail(&p->fq, max);
 	if (avail < max)
 		max = avail;
+	idx = p->fq.cached_cons;
 	for (i = 0; i < max; i++) {
 		uint64_t addr = ring[(idx + i) & rmask] & mask;
 		uint32_t h;
@@ -316,11 +421,13 @@ static uint32_t alloc_from_fq_aligned(struct uxdp_pool *p,
 			continue;
 		}
 		h = (uint32_t)(addr >> shift);
-		if (unlikely(state[h] != BUF_APP)) {
+		/* Any state but the application's: the pool holds the chunk
+		 * already (posted twice, or never given back). */
+		if (unlikely(fpos[h] != FPOS_APP)) {
 			dup++;
 			continue;
 		}
-		state[h] = BUF_DRIVER;
+		fpos[h] = FPOS_HELD;
 		bufs[n++] = &heads[h].xdp;
 	}
 	p->fq.cached_cons = idx + max;
@@ -341,7 +448,7 @@ static inline struct uxdp_pool_buff *unaligned_take_head(struct uxdp_pool *p,
 	struct uxdp_pool_buff *pb = p->free_heads[--p->free_heads_cnt];
 
 	pb->xdp.data_hard_start = p->addrs + addr + p->headroom;
-	p->state[head_idx(p, pb)] = BUF_DRIVER;
+	p->fpos[pb - p->heads] = FPOS_HELD;
 	return pb;
 }
 
@@ -376,9 +483,8 @@ UXDP_EXPORT uint32_t uxdp_pool_alloc_batch(struct uxdp_pool *p,
 {
 	uint32_t n1 = 0, n2;
 
-	if (!p->free_list_cnt)
-		pool_maybe_drain_remote(p);
-	if (unlikely(p->free_list_cnt)) {
+	pool_sync_remote(p);
+	if (p->free_list_cnt) {
 		n1 = alloc_from_free_list(p, bufs, max);
 		if (n1 == max)
 			goto out;
@@ -387,6 +493,8 @@ UXDP_EXPORT uint32_t uxdp_pool_alloc_batch(struct uxdp_pool *p,
 	}
 	n2 = p->unaligned ? alloc_from_fq_unaligned(p, bufs, max) :
 			    alloc_from_fq_aligned(p, bufs, max);
+	/* As the kernel: counts attempts that got nothing from the fill
+	 * ring, even when the free list gave some, and even for max == 0. */
 	if (!n2)
 		p->n_fill_empty++;
 	n1 += n2;
@@ -424,11 +532,11 @@ static struct uxdp_pool_buff *alloc_one_from_fq(struct uxdp_pool *p)
 				continue;
 			}
 			h = (uint32_t)(addr >> p->chunk_shift);
-			if (unlikely(p->state[h] != BUF_APP)) {
+			if (unlikely(p->fpos[h] != FPOS_APP)) {
 				p->n_fill_dup++;
 				continue;
 			}
-			p->state[h] = BUF_DRIVER;
+			p->fpos[h] = FPOS_HELD;
 			return &p->heads[h];
 		}
 	}
@@ -438,11 +546,9 @@ UXDP_EXPORT struct uxdp_buff *uxdp_pool_alloc(struct uxdp_pool *p)
 {
 	struct uxdp_pool_buff *pb;
 
-	if (!p->free_list_cnt)
-		pool_maybe_drain_remote(p);
+	pool_sync_remote(p);
 	if (p->free_list_cnt) {
 		pb = p->free_list[--p->free_list_cnt];
-		p->state[head_idx(p, pb)] = BUF_DRIVER;
 	} else {
 		pb = alloc_one_from_fq(p);
 		if (!pb)
@@ -461,8 +567,7 @@ UXDP_EXPORT bool uxdp_pool_can_alloc(struct uxdp_pool *p, uint32_t n)
 {
 	uint32_t req, avail;
 
-	if (p->free_list_cnt < n)
-		pool_maybe_drain_remote(p);
+	pool_sync_remote(p);
 	if (p->free_list_cnt >= n)
 		return true;
 	req = n - p->free_list_cnt;
@@ -483,15 +588,6 @@ UXDP_EXPORT void uxdp_pool_flush(struct uxdp_pool *p)
 
 /* ---- return paths ----------------------------------------------------------- */
 
-static inline bool take_allocated(struct uxdp_pool *p, uint32_t h)
-{
-	if (unlikely(p->state[h] != BUF_DRIVER)) {
-		p->n_bad_free++;
-		return false;
-	}
-	return true;
-}
-
 UXDP_EXPORT void uxdp_buff_free(struct uxdp_buff *buf)
 {
 	struct uxdp_pool_buff *pb = to_pool_buff(buf);
@@ -502,42 +598,65 @@ UXDP_EXPORT void uxdp_buff_free(struct uxdp_buff *buf)
 UXDP_EXPORT void uxdp_pool_free_batch(struct uxdp_pool *p,
 				      struct uxdp_buff **bufs, uint32_t n)
 {
-	/* Locals: see alloc_from_free_list(). */
+	/* Locals: see alloc_from_fq_aligned(). */
 	struct uxdp_pool_buff **fl = p->free_list;
+	uint32_t *fpos = p->fpos;
 	uintptr_t heads = (uintptr_t)p->heads;
-	uint32_t cnt = p->free_list_cnt, i, freed = 0, nheads = p->nheads;
-	uint8_t *state = p->state;
+	uint32_t cnt, i, nheads = p->nheads;
+	uint64_t bad = 0;
 
+	if (unlikely(p->retired)) {
+		/* Nobody owns a retired pool: the remote path's lock orders
+		 * this return against the others. */
+		uxdp_pool_free_remote(p, bufs, n);
+		return;
+	}
+	pool_sync_remote(p);
+	cnt = p->free_list_cnt;
 	for (i = 0; i < n; i++) {
 		struct uxdp_pool_buff *pb = to_pool_buff(bufs[i]);
-		uint64_t h = ((uintptr_t)pb - heads) / sizeof(*pb);
+		uint64_t off = (uint64_t)((uintptr_t)pb - heads);
+		uint64_t h = (off >> 6) | (off << 58);	/* see head_index() */
+		uint32_t pos;
+		bool member;
 
-		/* Only an allocated buffer of this pool can be freed: another
-		 * pool's buffer, a second free or a free after release is
-		 * counted and ignored. The free list cannot overflow: each
-		 * head is on it at most once. */
-		if (unlikely(h >= nheads || state[h] != BUF_DRIVER)) {
-			p->n_bad_free++;
+		/* Another pool's buffer (or not a head at all). */
+		if (unlikely(h >= nheads)) {
+			bad++;
 			continue;
 		}
-		state[h] = BUF_FREE;
+		/* Only an allocated buffer can be freed: not one on the free
+		 * list already (a second free), not the application's (a
+		 * free after release, or never allocated). Buffers usually
+		 * come back in the order they left, each to the position it
+		 * was popped from, which is the count itself: the first test
+		 * is then false and well predicted. */
+		pos = fpos[h];
+		member = pos < cnt && fl[pos] == pb;
+		if (unlikely(member || pos == FPOS_APP)) {
+			bad++;
+			continue;
+		}
+		fpos[h] = cnt;
 		fl[cnt++] = pb;
-		freed++;
 	}
+	p->n_freed += n - bad;
+	p->n_bad_free += bad;
 	p->free_list_cnt = cnt;
-	p->n_freed += freed;
 }
 
 UXDP_EXPORT uint64_t uxdp_pool_release(struct uxdp_buff *buf)
 {
 	struct uxdp_pool_buff *pb = to_pool_buff(buf);
 	struct uxdp_pool *p = pb->pool;
-	uint32_t h = head_idx(p, pb);
-	uint64_t addr, offset;
+	uint64_t h = head_index(p, pb), addr, offset;
 
-	if (!take_allocated(p, h))
+	pool_sync_remote(p);
+	if (unlikely(h >= p->nheads || !is_allocated(p, (uint32_t)h))) {
+		p->n_bad_free++;
 		return UINT64_MAX;
-	p->state[h] = BUF_APP;
+	}
+	p->fpos[h] = FPOS_APP;
 	p->n_released++;
 	addr = (uint64_t)((char *)buf->data - p->addrs);
 	if (!p->unaligned)
@@ -552,11 +671,10 @@ UXDP_EXPORT uint64_t uxdp_pool_release(struct uxdp_buff *buf)
 UXDP_EXPORT uint32_t uxdp_pool_complete(struct uxdp_pool *p,
 					const uint64_t *addrs, uint32_t n)
 {
-	uint32_t idx, i;
+	uint32_t idx;
 
 	n = uxdp_ring_prod_reserve_batch(&p->cq, n, &idx);
-	for (i = 0; i < n; i++)
-		*uxdp_ring_addr(&p->cq, idx + i) = addrs[i];
+	uxdp_ring_prod_write_addrs(&p->cq, idx, addrs, n);
 	uxdp_ring_prod_submit(&p->cq, n);
 	p->n_completed += n;
 	return n;
@@ -577,10 +695,12 @@ UXDP_EXPORT int uxdp_pool_stats(const struct uxdp_pool *p,
 	st->fill_empty = p->n_fill_empty;
 	st->fill_invalid = p->n_fill_invalid;
 	st->fill_dup = p->n_fill_dup;
-	st->bad_free = p->n_bad_free;
+	/* Remote double frees count from the moment they are caught. */
+	st->bad_free = p->n_bad_free +
+		       __atomic_load_n(&p->remote.bad, __ATOMIC_RELAXED);
 	st->free_list = p->free_list_cnt;
 	st->remote_pending = __atomic_load_n(&p->remote.cnt, __ATOMIC_RELAXED);
-	st->outstanding = (uint32_t)(p->n_alloc - p->n_freed - p->n_released);
+	st->outstanding = (uint32_t)pool_outstanding(p);
 	return 0;
 }
 
@@ -612,9 +732,20 @@ static int audit_mark(const struct uxdp_pool *p, uint8_t *where,
 	return 1;
 }
 
+/*
+ * Entries between @from and the other side's index @to, clamped to the
+ * ring: the application writes the fill producer and the completion
+ * consumer, and the audit must not walk 2^32 slots because of it.
+ */
+static uint32_t audit_span(const struct uxdp_ring *r, uint32_t from,
+			   uint32_t to)
+{
+	return to - from > r->size ? r->size : to - from;
+}
+
 UXDP_EXPORT int uxdp_pool_audit(struct uxdp_pool *p, uint8_t *where)
 {
-	uint32_t i, prod, cons;
+	uint32_t i, n, from;
 	int total = 0;
 
 	if (!p || !where)
@@ -623,29 +754,31 @@ UXDP_EXPORT int uxdp_pool_audit(struct uxdp_pool *p, uint8_t *where)
 	memset(where, 0, p->umem->nchunks);
 
 	/* Fill ring: what the pool has not consumed yet. */
-	prod = uxdp_load_acquire(p->fq.producer);
-	for (i = p->fq.cached_cons; i != prod; i++)
-		total += audit_mark(p, where, *uxdp_ring_addr(&p->fq, i),
+	from = p->fq.cached_cons;
+	n = audit_span(&p->fq, from, uxdp_load_acquire(p->fq.producer));
+	for (i = 0; i < n; i++)
+		total += audit_mark(p, where, *uxdp_ring_addr(&p->fq, from + i),
 				    UXDP_LOC_FILL);
 
 	/* Completion ring: posted, not yet released by the application. */
-	cons = uxdp_load_acquire(p->cq.consumer);
-	prod = uxdp_load_acquire(p->cq.producer);
-	for (i = cons; i != prod; i++)
-		total += audit_mark(p, where, *uxdp_ring_addr(&p->cq, i),
+	from = uxdp_load_acquire(p->cq.consumer);
+	n = audit_span(&p->cq, from, uxdp_load_acquire(p->cq.producer));
+	for (i = 0; i < n; i++)
+		total += audit_mark(p, where, *uxdp_ring_addr(&p->cq, from + i),
 				    UXDP_LOC_COMP);
 
 	/* Heads the pool holds: allocated, or on the free list. */
 	for (i = 0; i < p->nheads; i++) {
 		const struct uxdp_pool_buff *pb = &p->heads[i];
+		uint32_t pos = p->fpos[i];
 		uint64_t base;
 
-		if (p->state[i] == BUF_APP)
+		if (pos == FPOS_APP)
 			continue;
 		base = (uint64_t)((char *)pb->xdp.data_hard_start - p->addrs) -
 		       p->headroom;
 		total += audit_mark(p, where, base,
-				    p->state[i] == BUF_FREE ?
+				    on_free_list(p, i, pos, p->free_list_cnt) ?
 				    UXDP_LOC_FREE_LIST : UXDP_LOC_DRIVER);
 	}
 	return total;

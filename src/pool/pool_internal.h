@@ -27,22 +27,33 @@ struct uxdp_umem {
 	struct uxdp_pool *pool;		/* the bound pool, if any */
 };
 
-/* Where a buffer head is, from the pool's point of view. */
-enum buf_state {
-	BUF_APP = 0,	/* the application's (fill ring, its hands, ...) */
-	BUF_DRIVER,	/* allocated: a driver or the datapath holds it */
-	BUF_FREE,	/* on the pool's free list */
-};
+/*
+ * Where a head is, as its pool's owner sees it: pool->fpos[head].
+ *
+ *	FPOS_APP   the application's (fill ring, completion ring, its hands)
+ *	FPOS_HELD  allocated: fresh from the fill ring, held by the datapath
+ *	otherwise  the position the head had on the free list when it was last
+ *	           pushed there. It is on the free list now iff that position
+ *	           is below free_list_cnt and the slot still holds it;
+ *	           otherwise it was popped since and is allocated.
+ *
+ * The last rule is the sparse-set trick: popping a batch off the free list
+ * is one memcpy and a count, with no per-buffer write, yet membership stays
+ * exact, so a double free is still caught at the free.
+ */
+#define FPOS_APP	UINT32_MAX
+#define FPOS_HELD	(UINT32_MAX - 1)
 
 struct uxdp_pool {
 	/* Control path first. */
 	struct uxdp_umem *umem;
 	uint32_t nheads;
+	uint32_t retire_flags;		/* uxdp_pool_retire() */
 
 	/* Data path from here on, starting on its own cache line. */
 	struct uxdp_ring fq __attribute__((aligned(UXDP_CACHE_LINE)));
 	struct uxdp_pool_buff *heads;
-	uint8_t *state;			/* enum buf_state, one per head */
+	uint32_t *fpos;			/* FPOS_* or free-list position */
 	struct uxdp_pool_buff **free_list;
 	struct uxdp_pool_buff **free_heads;	/* unaligned mode only */
 	char *addrs;			/* the UMEM area */
@@ -54,8 +65,12 @@ struct uxdp_pool {
 	uint32_t chunk_shift;
 	uint32_t headroom;
 	bool unaligned;
+	/* Set once by uxdp_pool_retire(): every return takes the remote path,
+	 * and the last one frees the pool. */
+	bool retired;
 
-	/* Counters: written by the pool's thread only. */
+	/* Counters: written by the pool's owner (or under the remote lock once
+	 * the pool is retired). */
 	uint64_t n_alloc;
 	uint64_t n_freed;
 	uint64_t n_released;
@@ -70,13 +85,19 @@ struct uxdp_pool {
 
 	/*
 	 * Buffers returned by other threads (uxdp_pool_free_remote), moved to
-	 * the free list by the owner when its free list runs dry. Its own cache
-	 * line: other threads write it.
+	 * the free list by the owner at its next call into the pool. Its own
+	 * cache line: other threads write it. Everything here is under lock,
+	 * except cnt, which the owner peeks relaxed to see if there is work.
 	 */
 	struct {
 		struct uxdp_spinlock lock;
-		uint32_t cnt;		/* written under lock, peeked relaxed */
-		uint64_t overflow;	/* pushes past capacity (double frees) */
+		uint32_t cnt;
+		/* Double and foreign remote frees caught at the push; the owner
+		 * adds them to n_bad_free when it drains. */
+		uint64_t bad;
+		/* One byte per head: 1 while the head is on the stack, so a
+		 * head is there at most once and the stack cannot overflow. */
+		uint8_t *pending;
 		struct uxdp_pool_buff **stack;
 	} remote __attribute__((aligned(UXDP_CACHE_LINE)));
 
