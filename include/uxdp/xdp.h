@@ -75,9 +75,10 @@ enum uxdp_mem_type {
 };
 
 /*
- * Any other memory: the allocator's free() gets back the buffer's
- * data_hard_start (where the frame was written). It may be called from any
- * thread; making that safe is the allocator's job.
+ * Any other memory: the allocator's free() gets back uxdp_frame_at() of the
+ * buffer's data_hard_start (where the frame is or would be written: the
+ * hard start itself when it is 8-byte aligned, as malloc()ed memory is). It
+ * may be called from any thread; making that safe is the allocator's job.
  */
 struct uxdp_mem_allocator {
 	void (*free)(struct uxdp_mem_allocator *a, void *hard_start);
@@ -118,10 +119,26 @@ struct uxdp_frame {
 };
 
 /*
- * Convert a buffer to a frame in place (xdp_convert_buff_to_frame). Needs
- * room for struct uxdp_frame between data_hard_start and the metadata, and
- * UXDP_FRAME_TAILROOM after data_end. Returns the frame, or NULL if the
- * headroom or tailroom is too small (the buffer is untouched).
+ * Where the frame header of a buffer whose usable area starts at
+ * @hard_start goes: the first 8-byte boundary at or after it. A UMEM
+ * headroom need not be a multiple of 8 and an unaligned-mode buffer may
+ * start at any byte, but the header holds pointers: written at an odd
+ * address it would be undefined behaviour in C and a fault on
+ * strict-alignment CPUs.
+ */
+UXDP_INLINE struct uxdp_frame *uxdp_frame_at(void *hard_start)
+{
+	uintptr_t p = (uintptr_t)hard_start;
+
+	return (struct uxdp_frame *)((p + 7) & ~(uintptr_t)7);
+}
+
+/*
+ * Convert a buffer to a frame in place (xdp_convert_buff_to_frame), at
+ * uxdp_frame_at(data_hard_start). Needs room for struct uxdp_frame between
+ * there and the metadata, and UXDP_FRAME_TAILROOM after data_end. Returns
+ * the frame, or NULL if the headroom or tailroom is too small (the buffer
+ * is untouched).
  */
 UXDP_INLINE struct uxdp_frame *uxdp_buff_to_frame(struct uxdp_buff *buf)
 {
@@ -139,20 +156,26 @@ UXDP_INLINE struct uxdp_frame *uxdp_buff_to_frame(struct uxdp_buff *buf)
 	uint32_t mem_type = rxq->mem.type;
 	void *owner = rxq->mem.owner;
 	struct uxdp_dev *dev = rxq->dev;
-	uint32_t headroom = (uint32_t)(data - hard_start);
+	struct uxdp_frame *f = uxdp_frame_at(hard_start);
+	uint32_t pad = (uint32_t)((char *)f - hard_start);
+	uint32_t headroom = (uint32_t)(data - (char *)f);
 	uint32_t metasize = meta <= data ? (uint32_t)(data - meta) : 0;
-	struct uxdp_frame *f = (struct uxdp_frame *)hard_start;
 
-	/* The frame header must not overwrite the metadata, and the tail
-	 * must keep the room the frame owner relies on. */
-	if (uxdp_unlikely(headroom < metasize + sizeof(*f) ||
+	/* The frame header must not overwrite the metadata (data is at
+	 * least a header past hard_start, or the subtraction above wrapped
+	 * and this fails too), and the tail must keep the room the frame
+	 * owner relies on. */
+	if (uxdp_unlikely(data < (char *)f ||
+			  headroom < metasize + sizeof(*f) ||
 			  end > hard_start + frame_sz - UXDP_FRAME_TAILROOM))
 		return NULL;
 	f->data = data;
 	f->len = (uint32_t)(end - data);
 	f->headroom = (uint16_t)(headroom - sizeof(*f));
 	f->metasize = (uint16_t)metasize;
-	f->frame_sz = frame_sz;
+	/* Measured from the header, so hard_start + frame_sz, the end of
+	 * the buffer, stays where it was for uxdp_frame_to_buff(). */
+	f->frame_sz = frame_sz - pad;
 	f->flags = flags;
 	f->dev_rx = dev;
 	/* A buffer made from a frame: the header already names the owner. */
@@ -228,18 +251,42 @@ struct uxdp_prog_def {
 
 struct uxdp_prog;
 
+/* Longest program name, for uxdp_prog_create() and uxdp_prog_load(). */
+#define UXDP_PROG_NAME_MAX	63
+
 /*
  * A program from a function. @name is copied. Returns the program, or NULL
- * with errno set (EINVAL, ENOMEM).
+ * with errno set (EINVAL: NULL argument; ENAMETOOLONG: a name longer than
+ * UXDP_PROG_NAME_MAX, refused rather than cut; ENOMEM).
  */
 struct uxdp_prog *uxdp_prog_create(const char *name, uxdp_prog_fn run,
 				   void *priv);
 
 /*
  * Load program @name from the shared object at @path (dlopen; a path
- * without '/' is searched as dlopen does). @args is passed to the program's
- * init. Returns the program, or NULL with errno set and uxdp_errmsg()
- * saying what was missing.
+ * without '/' is searched as dlopen does). @name is the <name> of
+ * UXDP_PROG_DEFINE: at most 63 characters, letters, digits and '_' only.
+ * @args is passed to the program's init. Returns the program, or NULL with
+ * errno set and uxdp_errmsg() saying why (with dlopen's own text when the
+ * object did not load):
+ *
+ *   EINVAL        NULL @path or @name; @name empty or not made of C
+ *                 identifier characters; init refused @args (or init's
+ *                 own errno)
+ *   ENAMETOOLONG  @name longer than 63 characters (never shortened)
+ *   ENOENT        @path does not exist, or the object defines no program
+ *                 @name; also any failure to load a path without '/',
+ *                 which is searched and so cannot be examined
+ *   EISDIR        @path is a directory
+ *   ENOEXEC       @path is not an ELF file
+ *   EACCES        @path cannot be read, or is on a noexec mount
+ *   ELIBBAD       @path is an ELF file the dynamic loader refused: an
+ *                 undefined symbol or missing dependency, another class
+ *                 or machine, not a shared object, damaged ("accessing a
+ *                 corrupted shared library": the one errno for a library
+ *                 that is there and readable but unusable)
+ *   other         stat()'s or read()'s errno for @path (ENOTDIR, ELOOP,
+ *                 EIO, ...); ENOMEM
  */
 struct uxdp_prog *uxdp_prog_load(const char *path, const char *name,
 				 const char *args);

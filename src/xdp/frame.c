@@ -57,7 +57,8 @@ UXDP_EXPORT void uxdp_buff_return(struct uxdp_buff *buf)
 		uxdp_frame_return(buf->data_hard_start);
 		return;
 	}
-	mem_return(mem, mem_pool_head(mem, buf), buf->data_hard_start);
+	mem_return(mem, mem_pool_head(mem, buf),
+		   uxdp_frame_at(buf->data_hard_start));
 }
 
 UXDP_EXPORT void uxdp_frame_return_bulk(struct uxdp_frame **frames,

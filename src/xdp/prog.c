@@ -4,11 +4,17 @@
  * call to move the packet's head, tail and metadata, with the kernel's
  * bounds (net/core/filter.c).
  */
+#define _GNU_SOURCE		/* ST_NOEXEC */
 #include "../internal.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <uxdp/xdp.h>
 
@@ -16,6 +22,15 @@
 
 #define ETH_HLEN	14
 #define META_MAX	252	/* u8 skb meta_len, 4-byte multiples */
+
+/*
+ * A loaded program is found by the symbol PROG_SYM_PREFIX<name>. Names are
+ * capped at what struct uxdp_prog keeps, so the symbol buffer always fits
+ * and the name the program reports is the one that was asked for: a longer
+ * name is refused, never cut down to a prefix that may name another program.
+ */
+#define PROG_SYM_PREFIX	"uxdp_prog_"
+#define PROG_NAME_MAX	((size_t)UXDP_PROG_NAME_MAX)
 
 
 static struct uxdp_prog *prog_new(const char *name, uxdp_prog_fn run,
@@ -25,6 +40,13 @@ static struct uxdp_prog *prog_new(const char *name, uxdp_prog_fn run,
 
 	if (!name || !run) {
 		errno = -uxdp_fail(EINVAL, "prog: NULL name or function");
+		return NULL;
+	}
+	/* Refused, never cut: the name is how a program is told apart. */
+	if (strnlen(name, PROG_NAME_MAX + 1) > PROG_NAME_MAX) {
+		errno = -uxdp_fail(ENAMETOOLONG,
+				   "prog: program name '%.24s...' is longer "
+				   "than %zu characters", name, PROG_NAME_MAX);
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
@@ -46,12 +68,119 @@ uxdp_prog_create(const char *name, uxdp_prog_fn run, void *priv)
 	return prog_new(name, run, priv);
 }
 
+/* ASCII only: the C identifier characters, whatever the locale says. */
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_';
+}
+
+/*
+ * @name becomes the tail of a symbol: it must fit and be a C identifier
+ * (a leading digit is fine, the prefix comes first). Anything else could
+ * never have come from UXDP_PROG_DEFINE.
+ */
+static int prog_name_check(const char *name)
+{
+	size_t i, len = strnlen(name, PROG_NAME_MAX + 1);
+
+	if (!len)
+		return uxdp_fail(EINVAL, "prog: empty program name");
+	if (len > PROG_NAME_MAX)
+		return uxdp_fail(ENAMETOOLONG,
+				 "prog: program name '%.24s...' is longer than "
+				 "%zu characters", name, PROG_NAME_MAX);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (ident_char(name[i]))
+			continue;
+		if (c > 0x20 && c < 0x7f)
+			return uxdp_fail(EINVAL,
+					 "prog: program name '%s': '%c' cannot "
+					 "be in a C identifier (symbol "
+					 PROG_SYM_PREFIX "<name>)", name, c);
+		return uxdp_fail(EINVAL,
+				 "prog: program name: byte 0x%02x at %zu "
+				 "cannot be in a C identifier (symbol "
+				 PROG_SYM_PREFIX "<name>)", c, i);
+	}
+	return 0;
+}
+
+/*
+ * Why dlopen() refused @path, as an errno. dlerror() gives only text, so
+ * look at the file: after the fact, and only to pick the errno (the text
+ * stays dlopen's). *@why gets a short explanation.
+ */
+static int dl_classify(const char *path, const char **why)
+{
+	unsigned char magic[SELFMAG];
+	struct statvfs vfs;
+	struct stat st;
+	bool noexec;
+	ssize_t n;
+	int fd, err;
+
+	/* Searched on the library path: there is no one file to look at. */
+	if (!strchr(path, '/')) {
+		*why = "not found on the library search path, or did not load";
+		return ENOENT;
+	}
+	if (stat(path, &st)) {
+		err = errno;
+		*why = err == ENOENT ? "no such file" :
+		       err == EACCES ? "permission denied" : strerror(err);
+		return err;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		*why = "a directory";
+		return EISDIR;
+	}
+	/* Reading a FIFO could block; no other kind of file is a library. */
+	if (!S_ISREG(st.st_mode)) {
+		*why = "not a regular file, so not an ELF file";
+		return ENOEXEC;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		*why = err == EACCES ? "permission denied" : strerror(err);
+		return err;
+	}
+	n = read(fd, magic, sizeof(magic));
+	err = n < 0 ? errno : 0;
+	if (!err && (n < (ssize_t)sizeof(magic) ||
+		     memcmp(magic, ELFMAG, SELFMAG)))
+		err = ENOEXEC;
+	/* As execve(): code on a noexec mount may not be mapped executable. */
+	noexec = !err && !fstatvfs(fd, &vfs) && (vfs.f_flag & ST_NOEXEC);
+	close(fd);
+	if (err) {
+		*why = err == ENOEXEC ? "not an ELF file" : strerror(err);
+		return err;
+	}
+	if (noexec) {
+		*why = "permission denied (noexec mount)";
+		return EACCES;
+	}
+	/*
+	 * An ELF file the dynamic loader would not take: an undefined symbol,
+	 * another class or machine, an executable, a damaged file. ELIBBAD
+	 * ("accessing a corrupted shared library") is the errno for a shared
+	 * object that exists and is readable but cannot be used.
+	 */
+	*why = "an ELF file the dynamic loader refused";
+	return ELIBBAD;
+}
+
 UXDP_EXPORT __cold struct uxdp_prog *
 uxdp_prog_load(const char *path, const char *name, const char *args)
 {
 	const struct uxdp_prog_def *def;
 	struct uxdp_prog *p;
-	char sym[96];
+	char sym[sizeof(PROG_SYM_PREFIX) + PROG_NAME_MAX];
+	const char *dlmsg, *why;
 	void *dl, *priv = NULL;
 	int err;
 
@@ -60,13 +189,24 @@ uxdp_prog_load(const char *path, const char *name, const char *args)
 		errno = -uxdp_fail(EINVAL, "prog: NULL path or name");
 		return NULL;
 	}
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		errno = -uxdp_fail(ENOENT, "prog: cannot load %s: %s", path,
-				   dlerror());
+	/* Before dlopen(): a bad name must not run the object's constructors */
+	err = prog_name_check(name);
+	if (err) {
+		errno = -err;
 		return NULL;
 	}
-	snprintf(sym, sizeof(sym), "uxdp_prog_%s", name);
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		dlmsg = dlerror();
+		if (!dlmsg)
+			dlmsg = path;
+		err = dl_classify(path, &why);
+		errno = -uxdp_fail(err, "prog: cannot load (%s): %s", why,
+				   dlmsg);
+		return NULL;
+	}
+	/* Fits: the name was checked against PROG_NAME_MAX. */
+	snprintf(sym, sizeof(sym), PROG_SYM_PREFIX "%s", name);
 	def = dlsym(dl, sym);
 	if (!def || !def->run) {
 		err = uxdp_fail(ENOENT,
@@ -148,7 +288,8 @@ static inline uint32_t metalen(const struct uxdp_buff *b)
 /* Leave room for the frame header before the metadata and packet. */
 static inline char *frame_end(const struct uxdp_buff *b)
 {
-	return (char *)b->data_hard_start + sizeof(struct uxdp_frame);
+	return (char *)uxdp_frame_at(b->data_hard_start) +
+	       sizeof(struct uxdp_frame);
 }
 
 UXDP_EXPORT int uxdp_adjust_head(struct uxdp_buff *b, int delta)

@@ -11,7 +11,7 @@ struct uxdp_prog {
 	void (*fini)(void *priv);
 	void *dl;		/* dlopen handle, if loaded */
 	uint32_t refcnt;
-	char name[64];
+	char name[UXDP_PROG_NAME_MAX + 1];
 };
 
 /*

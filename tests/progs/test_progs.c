@@ -51,3 +51,38 @@ static uint32_t drop_run(struct uxdp_buff *ctx, void *priv)
 }
 
 UXDP_PROG_DEFINE(drop, drop_run, NULL, NULL);
+
+/*
+ * Programs named at and past the name limit (t_prog_names.h). Each returns
+ * its own verdict, so a test that loads one by mistake can tell which.
+ */
+#include "t_prog_names.h"
+
+/* Expands the name macro before UXDP_PROG_DEFINE pastes it. */
+#define T_PROG_DEFINE(name_, run_) \
+	UXDP_PROG_DEFINE(name_, run_, NULL, NULL)
+
+static uint32_t name63_run(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	(void)priv;
+	return UXDP_TX;
+}
+
+static uint32_t name64_run(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	(void)priv;
+	return UXDP_REDIRECT;
+}
+
+static uint32_t name85_run(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	(void)priv;
+	return UXDP_ABORTED;
+}
+
+T_PROG_DEFINE(T_PROG_NAME63, name63_run);
+T_PROG_DEFINE(T_PROG_NAME64, name64_run);
+T_PROG_DEFINE(T_PROG_NAME85, name85_run);
