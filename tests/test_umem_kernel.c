@@ -8,6 +8,10 @@
  * / XDP_TX_RING against uxdp_ring_mem_size(), uxdp_ring_mem_alloc() and the
  * UMEM's fill_size / comp_size.
  *
+ * Last, the ring layout: the offsets getsockopt(XDP_MMAP_OFFSETS) reports
+ * must be UXDP_RING_OFF_*, and a uxdp producer handle on the kernel's own
+ * mmap'd fill ring must move the producer word the kernel reads.
+ *
  * Only accept/reject is compared, not which rule fired: the kernel says
  * nothing but EINVAL. Kernel errors other than EINVAL (ENOMEM, ENOBUFS,
  * EFAULT, ...) mean the question could not be asked; such configurations are
@@ -46,6 +50,29 @@
 #define T_XDP_UMEM_REG			4
 #define T_XDP_UMEM_FILL_RING		5
 #define T_XDP_UMEM_COMPLETION_RING	6
+
+#define T_XDP_MMAP_OFFSETS		1
+
+/* mmap page offsets of the four rings (XDP_PGOFF_*, XDP_UMEM_PGOFF_*). */
+#define T_XDP_PGOFF_RX_RING			0ULL
+#define T_XDP_PGOFF_TX_RING			0x80000000ULL
+#define T_XDP_UMEM_PGOFF_FILL_RING		0x100000000ULL
+#define T_XDP_UMEM_PGOFF_COMPLETION_RING	0x180000000ULL
+
+/* struct xdp_ring_offset / xdp_mmap_offsets, the layout with flags (v2). */
+struct t_xdp_ring_offset {
+	uint64_t producer;
+	uint64_t consumer;
+	uint64_t desc;
+	uint64_t flags;
+};
+
+struct t_xdp_mmap_offsets {
+	struct t_xdp_ring_offset rx;
+	struct t_xdp_ring_offset tx;
+	struct t_xdp_ring_offset fr;	/* fill */
+	struct t_xdp_ring_offset cr;	/* completion */
+};
 
 #define T_XDP_UMEM_UNALIGNED		(1U << 0)
 #define T_XDP_UMEM_TX_SW_CSUM		(1U << 1)
@@ -784,6 +811,126 @@ static void test_ring_sizes(void **state)
 	assert_true(skipped * 100 <= n * T_MAX_SKIP_PCT);
 }
 
+/* ---- ring layout --------------------------------------------------------- */
+
+#define T_LAYOUT_ENTRIES	64
+#define T_LAYOUT_PUSH		5
+
+/* A socket with a 16-chunk UMEM and all four rings, T_LAYOUT_ENTRIES each. */
+static int t_layout_socket(void)
+{
+	static const int opts[] = {
+		T_XDP_UMEM_FILL_RING, T_XDP_UMEM_COMPLETION_RING,
+		T_XDP_RX_RING, T_XDP_TX_RING,
+	};
+	const struct t_cfg umem = { .len = 16 * T_PAGE, .chunk_size = 4096 };
+	int fd, ret, n = T_LAYOUT_ENTRIES;
+	unsigned int i;
+
+	fd = socket(AF_XDP, SOCK_RAW, 0);
+	if (fd < 0)
+		fail_msg("socket(AF_XDP): %s", strerror(errno));
+	ret = t_kernel_umem_reg(fd, t_cfg_addr(&umem), &umem);
+	if (ret)
+		fail_msg("XDP_UMEM_REG: %s", strerror(-ret));
+	for (i = 0; i < T_ARRAY_SIZE(opts); i++) {
+		if (setsockopt(fd, SOL_XDP, opts[i], &n, sizeof(n)))
+			fail_msg("ring option %d, %d entries: %s", opts[i], n,
+				 strerror(errno));
+	}
+	return fd;
+}
+
+static void t_check_ring_offsets(const char *name,
+				 const struct t_xdp_ring_offset *o)
+{
+	printf("  %-10s producer %3" PRIu64 " consumer %3" PRIu64 " flags %3"
+	       PRIu64 " desc %3" PRIu64 "\n", name, o->producer, o->consumer,
+	       o->flags, o->desc);
+	assert_int_equal(o->producer, UXDP_RING_OFF_PRODUCER);
+	assert_int_equal(o->consumer, UXDP_RING_OFF_CONSUMER);
+	assert_int_equal(o->flags, UXDP_RING_OFF_FLAGS);
+	assert_int_equal(o->desc, UXDP_RING_OFF_DESC);
+}
+
+/*
+ * uxdp's ring layout is the kernel's: ask the kernel, then drive the
+ * kernel's fill ring with the uxdp producer API and read the producer word
+ * through a second mapping of the same kernel pages.
+ */
+static void test_ring_layout(void **state)
+{
+	struct t_xdp_mmap_offsets off;
+	socklen_t optlen = sizeof(off);
+	size_t len = uxdp_ring_mem_size(T_LAYOUT_ENTRIES, sizeof(uint64_t));
+	volatile uint32_t *kprod;
+	const uint64_t *kaddrs;
+	uint64_t addrs[T_LAYOUT_PUSH];
+	struct uxdp_ring r;
+	char *mem, *view;
+	uint32_t idx, start, i;
+	int fd;
+
+	(void)state;
+	fd = t_layout_socket();
+	memset(&off, 0xff, sizeof(off));
+	if (getsockopt(fd, SOL_XDP, T_XDP_MMAP_OFFSETS, &off, &optlen))
+		fail_msg("getsockopt(XDP_MMAP_OFFSETS): %s", strerror(errno));
+	/* A shorter answer is the v1 layout, without flags: not ours. */
+	assert_int_equal(optlen, sizeof(off));
+	t_check_ring_offsets("rx", &off.rx);
+	t_check_ring_offsets("tx", &off.tx);
+	t_check_ring_offsets("fill", &off.fr);
+	t_check_ring_offsets("completion", &off.cr);
+
+	/* The kernel's ring is exactly uxdp's size for these entries. */
+	assert_int_equal(len, UXDP_RING_OFF_DESC +
+			 T_LAYOUT_ENTRIES * sizeof(uint64_t));
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_POPULATE, fd,
+		   (off_t)T_XDP_UMEM_PGOFF_FILL_RING);
+	if (mem == MAP_FAILED)
+		fail_msg("mmap of the fill ring: %s", strerror(errno));
+	view = mmap(NULL, len, PROT_READ, MAP_SHARED, fd,
+		    (off_t)T_XDP_UMEM_PGOFF_FILL_RING);
+	if (view == MAP_FAILED)
+		fail_msg("second mmap of the fill ring: %s", strerror(errno));
+	assert_ptr_not_equal(view, mem);
+
+	/* Where the kernel says, not where uxdp assumes. */
+	kprod = (volatile uint32_t *)(view + off.fr.producer);
+	kaddrs = (const uint64_t *)(view + off.fr.desc);
+	start = *kprod;
+	assert_int_equal(start, 0);	/* a fresh ring */
+
+	assert_int_equal(uxdp_ring_init_prod(&r, mem, T_LAYOUT_ENTRIES, NULL),
+			 0);
+	for (i = 0; i < T_LAYOUT_PUSH; i++)
+		addrs[i] = (uint64_t)(i + 3) * 4096;
+	assert_int_equal(uxdp_ring_prod_reserve(&r, T_LAYOUT_PUSH, &idx),
+			 T_LAYOUT_PUSH);
+	uxdp_ring_prod_write_addrs(&r, idx, addrs, T_LAYOUT_PUSH);
+	assert_int_equal(*kprod, start);	/* not before submit */
+	uxdp_ring_prod_submit(&r, T_LAYOUT_PUSH);
+	assert_int_equal(*kprod, start + T_LAYOUT_PUSH);
+	for (i = 0; i < T_LAYOUT_PUSH; i++)
+		assert_int_equal(kaddrs[(start + i) % T_LAYOUT_ENTRIES],
+				 addrs[i]);
+
+	/* One more through the other verb: still counted exactly. */
+	assert_int_equal(uxdp_ring_prod_reserve(&r, 1, &idx), 1);
+	uxdp_ring_prod_write_addrs(&r, idx, addrs, 1);
+	uxdp_ring_prod_publish(&r);
+	assert_int_equal(*kprod, start + T_LAYOUT_PUSH + 1);
+	/* The producer never wrote the consumer's word or the flags. */
+	assert_int_equal(*(volatile uint32_t *)(view + off.fr.consumer), 0);
+	assert_int_equal(*(volatile uint32_t *)(view + off.fr.flags), 0);
+
+	assert_int_equal(munmap(view, len), 0);
+	assert_int_equal(munmap(mem, len), 0);
+	close(fd);
+}
+
 /* ---- fixtures and main --------------------------------------------------- */
 
 static int t_setup(void **state)
@@ -845,6 +992,7 @@ int main(void)
 		cmocka_unit_test(test_umem_reg_arith),
 		cmocka_unit_test(test_umem_reg_random),
 		cmocka_unit_test(test_ring_sizes),
+		cmocka_unit_test(test_ring_layout),
 	};
 	const char *v = getenv("UXDP_TEST_VERBOSE");
 
