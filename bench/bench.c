@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "report.h"
 
 struct bench_env bench_env = { .tsc_ghz = 1.0, .cpu_a = -1, .cpu_b = -1 };
 
@@ -170,19 +171,47 @@ void bench_progress(bool quiet, const char *fmt, ...)
 	fflush(stderr);
 }
 
-static int run_one(struct bench_variant *v, uint64_t ops, double *out)
+/* Why the run in progress failed, from bench_why(); "" if not said. */
+static char run_why[192];
+
+void bench_why(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(run_why, sizeof(run_why), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * bench_run() calls this only for a variant without an error yet and
+ * drops the variant after its first one, so v->why says why it was
+ * dropped. @fail: UXDP_BENCH_FAIL_VARIANT (see bench_check()).
+ */
+static int run_one(struct bench_variant *v, uint64_t ops, double *out,
+		   const char *fail)
 {
 	unsigned int m;
 	int err;
 
 	for (m = 0; m < v->nmetrics; m++)
 		out[m] = NAN;
-	err = v->run(v->arg, ops, out);
-	if (err && !v->err) {
-		v->err = err;
-		fprintf(stderr, "uxdp-bench: %s: run failed: %s\n", v->label,
-			strerror(-err));
+	run_why[0] = '\0';
+	if (fail && *fail && strstr(v->label, fail)) {
+		err = -ECANCELED;
+		bench_why("failure injected (UXDP_BENCH_FAIL_VARIANT)");
+	} else {
+		err = v->run(v->arg, ops, out);
 	}
+	if (!err)
+		return 0;
+	if (err == BENCH_UNAVAILABLE) {
+		v->unavailable = true;
+		err = -EOPNOTSUPP;
+	}
+	v->err = err;
+	snprintf(v->why, sizeof(v->why), "%s",
+		 run_why[0] ? run_why : strerror(-err));
 	return err;
 }
 
@@ -190,21 +219,27 @@ unsigned int bench_run(struct bench_variant *v, unsigned int nv,
 		       unsigned int runs, const char *what, bool quiet)
 {
 	double scratch[BENCH_MAX_METRICS];
+	const char *fail = getenv("UXDP_BENCH_FAIL_VARIANT");
 	unsigned int i, r, ok = 0;
 
 	for (i = 0; i < nv; i++) {
 		v[i].samples = calloc((size_t)runs * BENCH_MAX_METRICS,
 				      sizeof(double));
 		v[i].nsamples = 0;
-		if (!v[i].samples)
+		v[i].unavailable = false;
+		v[i].why[0] = '\0';
+		if (!v[i].samples) {
 			v[i].err = -ENOMEM;
+			snprintf(v[i].why, sizeof(v[i].why), "%s",
+				 strerror(ENOMEM));
+		}
 	}
 	bench_progress(quiet, "  %s: %u variants x %u runs ", what, nv, runs);
 	/* Warm-up: a sixteenth of a run, results thrown away. */
 	for (i = 0; i < nv; i++)
 		if (!v[i].err)
 			run_one(&v[i], v[i].ops / 16 ? v[i].ops / 16 : 1,
-				scratch);
+				scratch, fail);
 	for (r = 0; r < runs; r++) {
 		for (i = 0; i < nv; i++) {
 			double *out;
@@ -212,7 +247,7 @@ unsigned int bench_run(struct bench_variant *v, unsigned int nv,
 			if (v[i].err)
 				continue;
 			out = &v[i].samples[v[i].nsamples * BENCH_MAX_METRICS];
-			if (!run_one(&v[i], v[i].ops, out))
+			if (!run_one(&v[i], v[i].ops, out, fail))
 				v[i].nsamples++;
 		}
 		bench_progress(quiet, ".");
@@ -221,6 +256,38 @@ unsigned int bench_run(struct bench_variant *v, unsigned int nv,
 	for (i = 0; i < nv; i++)
 		ok += !v[i].err && v[i].nsamples;
 	return ok;
+}
+
+void bench_fail(const char *group, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "uxdp-bench: %s: FAILED: %s\n", group, msg);
+	report_warn(group, "FAILED: %s", msg);
+}
+
+unsigned int bench_check(const struct bench_variant *v, unsigned int nv,
+			 const char *group)
+{
+	unsigned int i, failed = 0;
+
+	for (i = 0; i < nv; i++) {
+		if (!v[i].err && v[i].nsamples)
+			continue;
+		if (v[i].unavailable) {
+			report_warn(group, "%s skipped: %s", v[i].label,
+				    v[i].why);
+			continue;
+		}
+		failed++;
+		bench_fail(group, "%s: %s (its figures are n/a)", v[i].label,
+			   v[i].why[0] ? v[i].why : "no samples");
+	}
+	return failed;
 }
 
 static double stat_of(const struct bench_variant *v, unsigned int metric,

@@ -138,12 +138,22 @@ void bench_join(struct bench_thread *t);
 
 #define BENCH_MAX_METRICS	4
 
+/*
+ * What a variant's run() returns, besides 0 and -errno, when the peer it
+ * measures cannot run on this machine (a kernel without a feature the peer
+ * needs, ...): the variant is dropped as a skip, which the report lists
+ * but the exit status does not count. Anything else that keeps a variant
+ * from producing its figures is a failure.
+ */
+#define BENCH_UNAVAILABLE	1
+
 struct bench_variant {
 	const char *label;	/* for progress and error messages */
 	/*
 	 * Do @ops operations and store per-operation figures (TSC ticks per
-	 * element, per buffer, ...) in out[0..nmetrics-1]. Returns 0, or
-	 * -errno: the variant is dropped from the results with a message.
+	 * element, per buffer, ...) in out[0..nmetrics-1]. Returns 0, -errno
+	 * (a failure: the variant is dropped from the results, and the
+	 * command fails) or BENCH_UNAVAILABLE. bench_why() may say why.
 	 */
 	int (*run)(void *arg, uint64_t ops, double *out);
 	void *arg;
@@ -153,7 +163,9 @@ struct bench_variant {
 	/* Filled by bench_run(). */
 	double *samples;	/* [run][metric] */
 	unsigned int nsamples;
-	int err;
+	int err;		/* the first error; -EOPNOTSUPP if unavailable */
+	bool unavailable;	/* run() said BENCH_UNAVAILABLE */
+	char why[192];		/* bench_why() of that run, or strerror() */
 };
 
 /*
@@ -165,6 +177,35 @@ struct bench_variant {
  */
 unsigned int bench_run(struct bench_variant *v, unsigned int nv,
 		       unsigned int runs, const char *what, bool quiet);
+
+/*
+ * Called by a run() that is about to return an error: one line saying why
+ * ("uxdp-bench-redirect exited with status 2"), kept in the variant and
+ * printed by bench_check(). Without it the error's strerror() is used.
+ */
+void bench_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * After bench_run(): every variant that failed is named, with why, on
+ * stderr and as a warning in the report (its figures are n/a); every
+ * unavailable one is listed in the report as skipped. Returns the number
+ * of failed variants: a command returns 1 if it is not zero.
+ *
+ * For tests, the environment variable UXDP_BENCH_FAIL_VARIANT=TEXT makes
+ * every run of a variant whose label contains TEXT fail (-ECANCELED), so
+ * the failure paths of every command can be exercised on a healthy
+ * machine.
+ */
+unsigned int bench_check(const struct bench_variant *v, unsigned int nv,
+			 const char *group);
+
+/*
+ * A failure outside the variants (set-up, a content check, a peer that
+ * would not start): "uxdp-bench: GROUP: FAILED: ..." on stderr and a
+ * warning in the report. The caller returns 1.
+ */
+void bench_fail(const char *group, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Median / minimum of one metric over the runs; NAN if none. */
 double bench_median(const struct bench_variant *v, unsigned int metric);
@@ -206,7 +247,14 @@ unsigned int bench_dpdk_mem_mb(const struct bench_opts *o);
 
 /* ---- commands ------------------------------------------------------------ */
 
-/* Each returns 0, 1 on a failed run (content error, setup failure). */
+/*
+ * Each returns 0, or 1 if anything it should have measured could not be
+ * (a variant failed, a content check did not hold, set-up failed), having
+ * said which and why on stderr and printed whatever did succeed. A peer
+ * that is absent on this machine (DPDK not built or --no-dpdk, no kernel
+ * peer without root, one CPU) is a skip, said so in the output, not a
+ * failure.
+ */
 int bench_ring(const struct bench_opts *o);
 int bench_pool(const struct bench_opts *o);
 int bench_veth_tx(const struct bench_opts *o);

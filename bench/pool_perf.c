@@ -687,13 +687,19 @@ int bench_pool(const struct bench_opts *o)
 	struct pool_case cases[48];
 	struct dpdk_mempool *dm[NDPDK] = { NULL };
 	unsigned int nv = 0, mode, b, i;
-	bool dpdk = false;
+	bool dpdk = false, dpdk_failed = false;
 	int ret = 1;
 
 	memset(cases, 0, sizeof(cases));
-	for (mode = 0; mode < 2; mode++)
-		if (mode_setup(&modes[mode], mode, frames, chunk))
+	for (mode = 0; mode < 2; mode++) {
+		if (mode_setup(&modes[mode], mode, frames, chunk)) {
+			bench_fail("pool", "set-up of the %s UMEM and pool "
+				   "(see above)", mode ? "unaligned" :
+				   "aligned");
+			report_flush();
 			goto out;
+		}
+	}
 	if (!o->no_dpdk && dpdk_peer_built())
 		dpdk = !dpdk_peer_start(bench_env.cpu_a,
 					bench_dpdk_mem_mb(o));
@@ -737,8 +743,14 @@ int bench_pool(const struct bench_opts *o)
 			struct pool_case *c = &cases[nv];
 
 			dm[b] = dpdk_mempool_create(frames, chunk, cache);
-			if (!dm[b])
+			if (!dm[b]) {
+				/* Why went to stderr. */
+				bench_fail("pool", "rte_mempool of %u objects "
+					   "could not be created: no DPDK "
+					   "figures", frames);
+				dpdk_failed = true;
 				break;
+			}
 			c->dm = dm[b];
 			c->cycle = CYCLE_DPDK;
 			c->batch = dpdk_bulks[b];
@@ -778,24 +790,25 @@ int bench_pool(const struct bench_opts *o)
 		    "allocates, set_size (single: data_end only), "
 		    "uxdp_pool_release, app re-posts; drop: uxdp_buff_free / "
 		    "uxdp_pool_free_batch, allocation from the free list");
-	if (dpdk)
+	if (dpdk) {
 		report_note("pool", "DPDK: rte_mempool_create(n=%u, "
 			    "obj=%u B, cache=%u, SP_PUT|SC_GET); per round "
 			    "%u objects got in bulks of n then put back in "
 			    "bulks of n; drop-bare: uxdp the same way",
 			    frames, chunk, DPDK_CACHE, ROUND);
-	else if (o->no_dpdk || !dpdk_peer_built())
+	} else if (o->no_dpdk || !dpdk_peer_built()) {
+		/* Absent by choice or by build: a skip, not a failure. */
 		report_note("pool", "DPDK peer: %s", o->no_dpdk ?
 			    "skipped (--no-dpdk)" : dpdk_peer_status());
-	else
-		report_warn("pool", "DPDK peer: %s", dpdk_peer_status());
-
-	if (bench_run(v, nv, o->runs, "pool", o->quiet) != nv) {
-		report_warn("pool", "some variants failed; see stderr");
-		goto report;
+	} else {
+		/* Built and asked for, but it would not start: a failure. */
+		bench_fail("pool", "DPDK peer: %s (--no-dpdk skips it)",
+			   dpdk_peer_status());
+		dpdk_failed = true;
 	}
-	ret = 0;
-report:
+
+	bench_run(v, nv, o->runs, "pool", o->quiet);
+	ret = bench_check(v, nv, "pool") || dpdk_failed;
 	report_heading("pool: rx-to-user cycle (fill-queue path), cyc/buf");
 	report_uxdp_rows(v, nv, CYCLE_RX);
 	report_heading("pool: drop cycle (free-list path), cyc/buf");
@@ -805,7 +818,8 @@ report:
 		report_dpdk_rows(v, nv);
 	else
 		report_target("pool", "uxdp drop / rte_mempool get+put", NAN,
-			      1.0, "no DPDK peer");
+			      1.0, "%s", dpdk_failed ?
+			      "DPDK peer failed to start" : "no DPDK peer");
 	report_flush();
 	report_seed_rows(v, nv);
 	report_flush();

@@ -3,6 +3,7 @@
  * The results module: rows, targets and notes, printed as aligned human
  * tables or as one JSON document.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,6 +74,25 @@ static struct {
 	struct report_env_kv env[16];
 	unsigned int nenv;
 } rep;
+
+/*
+ * errno of the first failed write to stdout. It is taken where the output
+ * is flushed: by the time main() checks stdout, errno has long since been
+ * overwritten. Outside rep, which report_finish() clears.
+ */
+static int out_errno;
+
+static void out_flush(void)
+{
+	errno = 0;
+	if ((fflush(stdout) || ferror(stdout)) && !out_errno)
+		out_errno = errno ? errno : EIO;
+}
+
+int report_output_error(void)
+{
+	return out_errno;
+}
 
 static void *xcalloc(size_t n, size_t sz)
 {
@@ -362,9 +382,14 @@ static void print_row(const struct report_row *r, const struct widths *w)
 		line_add(buf, sizeof(buf), &off, "  %7s    %-5s", "", "");
 	if (!isnan(r->min))
 		line_add(buf, sizeof(buf), &off, "  min %7.2f", r->min);
-	for (i = 0; i < r->nparts; i++)
-		line_add(buf, sizeof(buf), &off, "  %s %.2f", r->part_name[i],
-			 r->part_value[i]);
+	for (i = 0; i < r->nparts; i++) {
+		if (isnan(r->part_value[i]))
+			line_add(buf, sizeof(buf), &off, "  %s n/a",
+				 r->part_name[i]);
+		else
+			line_add(buf, sizeof(buf), &off, "  %s %.2f",
+				 r->part_name[i], r->part_value[i]);
+	}
 	if (r->seed[0])
 		line_add(buf, sizeof(buf), &off, "  | seed: %s", r->seed);
 	if (r->note[0])
@@ -422,7 +447,7 @@ static void print_wrapped(const char *group, const char *label,
 {
 	int indent = printf("%-5s  %s: ", group, label);
 
-	fflush(stdout);
+	out_flush();
 	bench_put_wrapped(stdout, indent, indent, text);
 }
 
@@ -481,7 +506,7 @@ void report_flush(void)
 	if (!rep.json)
 		print_items(rep.flushed, rep.nitems);
 	rep.flushed = rep.nitems;
-	fflush(stdout);
+	out_flush();
 }
 
 void report_print_summary(const char *title)
@@ -508,7 +533,7 @@ void report_print_summary(const char *title)
 		if (rep.items[i].kind == ITEM_ROW && r->summary)
 			print_row(r, &w);
 	}
-	fflush(stdout);
+	out_flush();
 }
 
 /* ---- JSON output --------------------------------------------------------- */
@@ -684,7 +709,7 @@ void report_finish(void)
 		print_json();
 	else
 		report_flush();
-	fflush(stdout);
+	out_flush();
 	for (i = 0; i < rep.nitems; i++)
 		free(rep.items[i].p);
 	free(rep.items);

@@ -96,4 +96,10 @@ void report_print_summary(const char *title);
 /* JSON output: print the document. Frees everything. */
 void report_finish(void);
 
+/*
+ * 0, or the errno of the first write to stdout that failed (the output is
+ * incomplete); main() says so and exits 1.
+ */
+int report_output_error(void);
+
 #endif /* UXDP_BENCH_REPORT_H */

@@ -454,8 +454,11 @@ static void report_test(struct bench_variant *v, unsigned int nv,
 	}
 }
 
-/* A target that could not be measured is still listed, as such. */
-static void unmeasured_targets(bool dpdk, bool two)
+/*
+ * A target that could not be measured is still listed, as such; @why_no
+ * says why the DPDK side is missing.
+ */
+static void unmeasured_targets(bool dpdk, bool two, const char *why_no)
 {
 	unsigned int e, t;
 
@@ -469,7 +472,7 @@ static void unmeasured_targets(bool dpdk, bool two)
 				 "uxdp/dpdk bulk-32 elem=%-2u %s",
 				 elem_sizes[e], test_names[t]);
 			report_target("ring", what, NAN, 1.0, "%s",
-				      !dpdk ? "no DPDK peer" :
+				      !dpdk ? why_no :
 				      "one CPU: no 2-thread test");
 		}
 	}
@@ -499,12 +502,13 @@ static unsigned int add_cases(struct ring_case *cases, unsigned int n,
 	return n;
 }
 
-static int run_test(struct ring_case *cases, unsigned int ncases,
-		    enum ring_test test, const struct bench_opts *o,
-		    uint64_t ops)
+/* Returns the number of variants that failed. */
+static unsigned int run_test(struct ring_case *cases, unsigned int ncases,
+			     enum ring_test test, const struct bench_opts *o,
+			     uint64_t ops)
 {
 	struct bench_variant v[16];
-	unsigned int i, nv = 0;
+	unsigned int i, nv = 0, failed;
 	char what[64];
 
 	for (i = 0; i < ncases && nv < 16; i++) {
@@ -521,9 +525,10 @@ static int run_test(struct ring_case *cases, unsigned int ncases,
 	}
 	snprintf(what, sizeof(what), "ring %s", test_names[test]);
 	bench_run(v, nv, o->runs, what, o->quiet);
+	failed = bench_check(v, nv, "ring");
 	report_test(v, nv, test);
 	bench_variants_free(v, nv);
-	return 0;
+	return failed;
 }
 
 int bench_ring(const struct bench_opts *o)
@@ -532,6 +537,7 @@ int bench_ring(const struct bench_opts *o)
 	unsigned int ncases = 0, i;
 	uint64_t ops = o->ops ? o->ops : BENCH_RING_DEFAULT_OPS;
 	bool dpdk = false, two = bench_env.ncpus >= 2;
+	const char *why_no = "no DPDK peer";
 	int ret = 0;
 
 	if (!o->no_dpdk && dpdk_peer_built())
@@ -552,51 +558,65 @@ int bench_ring(const struct bench_opts *o)
 			    "on CPU %d; both wait for whole bulks; the "
 			    "consumer checks every element",
 			    bench_env.cpu_a, bench_env.cpu_b);
-	if (dpdk)
+	if (dpdk) {
 		report_note("ring", "DPDK: rte_ring_create_elem(SP_ENQ|"
 			    "SC_DEQ), rte_ring_enqueue_bulk_elem / "
 			    "rte_ring_dequeue_bulk_elem, esize a constant; "
 			    "the peer is compiled with libdpdk's flags (%s), "
 			    "uxdp with the project's", dpdk_peer_cflags());
-	else if (o->no_dpdk || !dpdk_peer_built())
+	} else if (o->no_dpdk || !dpdk_peer_built()) {
+		/* Absent by choice or by build: a skip, not a failure. */
 		report_note("ring", "DPDK peer: %s", o->no_dpdk ?
 			    "skipped (--no-dpdk)" : dpdk_peer_status());
-	else
-		report_warn("ring", "DPDK peer: %s", dpdk_peer_status());
+	} else {
+		/* Built and asked for, but it would not start: a failure. */
+		bench_fail("ring", "DPDK peer: %s (--no-dpdk skips it)",
+			   dpdk_peer_status());
+		why_no = "DPDK peer failed to start";
+		ret = 1;
+	}
 
 	cases = calloc(32, sizeof(*cases));
-	if (!cases)
+	if (!cases) {
+		bench_fail("ring", "%s", strerror(ENOMEM));
+		report_flush();
 		return 1;
+	}
 	ncases = add_cases(cases, ncases, TEST_1CORE, dpdk);
 	if (two)
 		ncases = add_cases(cases, ncases, TEST_2THREAD, dpdk);
 	ncases = add_cases(cases, ncases, TEST_POLL, dpdk);
 	for (i = 0; i < ncases; i++) {
-		if (case_setup(&cases[i])) {
-			fprintf(stderr, "uxdp-bench: %s: setup failed\n",
-				cases[i].label);
+		int err = case_setup(&cases[i]);
+
+		if (err) {
+			bench_fail("ring", "%s: set-up: %s", cases[i].label,
+				   strerror(-err));
+			report_flush();
 			ret = 1;
 			goto out;
 		}
 	}
 
-	run_test(cases, ncases, TEST_1CORE, o, ops);
+	if (run_test(cases, ncases, TEST_1CORE, o, ops))
+		ret = 1;
 	report_flush();
 	if (two) {
 		uint64_t checked = 0, bad = 0;
 
-		run_test(cases, ncases, TEST_2THREAD, o, ops);
+		if (run_test(cases, ncases, TEST_2THREAD, o, ops))
+			ret = 1;
 		for (i = 0; i < ncases; i++) {
 			if (cases[i].test != TEST_2THREAD)
 				continue;
 			checked += cases[i].checked;
 			bad += cases[i].bad;
 			if (cases[i].bad) {
-				report_warn("ring", "%s: %llu of %llu elements "
-					    "arrived wrong", cases[i].label,
-					    (unsigned long long)cases[i].bad,
-					    (unsigned long long)
-					    cases[i].checked);
+				bench_fail("ring", "%s: %llu of %llu elements "
+					   "arrived wrong", cases[i].label,
+					   (unsigned long long)cases[i].bad,
+					   (unsigned long long)
+					   cases[i].checked);
 				ret = 1;
 			}
 		}
@@ -604,12 +624,14 @@ int bench_ring(const struct bench_opts *o)
 			    "checked, %llu wrong", (unsigned long long)checked,
 			    (unsigned long long)bad);
 	} else {
+		/* Nothing to run it on: a skip, not a failure. */
 		report_warn("ring", "2-thread test skipped: only one CPU in "
 			    "the affinity mask");
 	}
 	report_flush();
-	run_test(cases, ncases, TEST_POLL, o, ops);
-	unmeasured_targets(dpdk, two);
+	if (run_test(cases, ncases, TEST_POLL, o, ops))
+		ret = 1;
+	unmeasured_targets(dpdk, two, why_no);
 	report_flush();
 out:
 	for (i = 0; i < ncases; i++)

@@ -203,8 +203,17 @@ static int kpeer_case_run(void *arg, uint64_t ops, double *out)
 	int err;
 
 	err = kpeer_veth_run(c->bpf_obj, ops, 1, &r);
+	/*
+	 * A kernel that says it cannot (no native XDP on veth, no live
+	 * frames) lacks the peer, as a machine without root does: a skip.
+	 * Anything else went wrong while it should have worked: a failure.
+	 */
+	if (err == -EOPNOTSUPP || err == -524 /* ENOTSUPP */) {
+		bench_why("this kernel cannot run it: %s", r.note);
+		return BENCH_UNAVAILABLE;
+	}
 	if (err) {
-		fprintf(stderr, "uxdp-bench: kernel peer: %s\n", r.note);
+		bench_why("%s", r.note[0] ? r.note : strerror(-err));
 		return err;
 	}
 	out[M_MPPS] = r.mpps_loop_median;
@@ -268,13 +277,17 @@ int bench_veth_tx(const struct bench_opts *o)
 	unsigned int nv = 0, i;
 	double lock, m16, m1, c16, c1, k, ratio;
 	bool kpeer = true;
+	int ret = 0;
 
 	report_heading("veth-tx: single-core XDP_TX through a veth pair "
 		       "(gen -> A -> B XDP_TX -> A drop)");
 	if (bench_pin_self(bench_env.cpu_a))
 		report_warn("veth", "could not pin to CPU %d", bench_env.cpu_a);
-	if (loop_setup(&loop))
+	if (loop_setup(&loop)) {
+		bench_fail("veth", "set-up of the uxdp loop (see above)");
+		report_flush();
 		return 1;
+	}
 
 	memset(v, 0, sizeof(v));
 	for (i = 0; i < 2; i++) {
@@ -286,6 +299,7 @@ int bench_veth_tx(const struct bench_opts *o)
 		v[nv].nmetrics = M_NMETRICS;
 		nv++;
 	}
+	/* Each way the kernel peer can be absent is a skip, said so. */
 #ifndef UXDP_BENCH_HAVE_KPEER
 	report_warn("veth", "kernel peer not built (needs libbpf-dev and "
 		    "clang at build time)");
@@ -315,6 +329,8 @@ int bench_veth_tx(const struct bench_opts *o)
 	}
 #endif
 	bench_run(v, nv, o->runs, "veth-tx", o->quiet);
+	if (bench_check(v, nv, "veth"))
+		ret = 1;
 	lock = lock_pair_cycles();
 
 	m16 = bench_median(&v[0], M_MPPS);
@@ -352,7 +368,7 @@ int bench_veth_tx(const struct bench_opts *o)
 		    "share = xmit calls/pkt x that / cyc/pkt (an estimate: "
 		    "see docs/benchmarks.md for perf's figure)", lock);
 
-	if (kpeer && v[2].nsamples) {
+	if (kpeer && !v[2].err) {
 		k = bench_median(&v[2], M_MPPS);
 		row = report_add("veth", "kernel veth loop", "kernel", k,
 				 bench_min(&v[2], M_MPPS), "Mpps");
@@ -377,5 +393,5 @@ int bench_veth_tx(const struct bench_opts *o)
 	bench_variants_free(v, nv);
 	loop_teardown(&loop);
 	report_flush();
-	return 0;
+	return ret;
 }

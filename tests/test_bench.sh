@@ -1,26 +1,46 @@
 #!/bin/sh
-# uxdp-bench smoke test: --help, argument errors (exit 2), and every
-# command with tiny runs, checked for a well-formed JSON document with
-# results and targets. Numbers are not judged here: speed lives in the
-# benchmark, not in tests.
+# uxdp-bench smoke test: --help, argument errors (exit 2), every command
+# with tiny runs, checked for a well-formed JSON document with results and
+# targets, and the failure paths: a failed variant, a missing or failing
+# helper, unwritable output (exit 1, and stderr says why). Numbers are not
+# judged here: speed lives in the benchmark, not in tests.
 set -eu
 bench=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+failed=0
 
-"$bench" --help | grep -q "usage: uxdp-bench COMMAND"
-for bad in "" "nosuch" "ring -r 0" "ring --frames x" "ring extra"; do
-	# shellcheck disable=SC2086
-	if "$bench" $bad >/dev/null 2>&1; then
-		echo "uxdp-bench $bad: accepted"; exit 1
+fail() {
+	echo "FAIL: $*"
+	failed=1
+}
+
+# run_to FILE RC PATTERN CMD...: CMD, its stdout to FILE, exits RC and its
+# stderr matches PATTERN (grep -E; "" for any).
+run_to() {
+	file=$1 want=$2 pat=$3
+	shift 3
+	rc=0
+	"$@" >"$file" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		fail "$*: exit $rc, want $want"
+		sed 's/^/  stderr: /' "$tmp/err"
+	elif [ -n "$pat" ] && ! grep -Eq -e "$pat" "$tmp/err"; then
+		fail "$*: stderr lacks /$pat/"
+		sed 's/^/  stderr: /' "$tmp/err"
 	fi
-	# shellcheck disable=SC2086
-	rc=0; "$bench" $bad >/dev/null 2>&1 || rc=$?
-	[ "$rc" -eq 2 ] || { echo "uxdp-bench $bad: exit $rc, want 2"; exit 1; }
-done
+}
 
+# expect RC PATTERN CMD...: the same, stdout to $tmp/out.
+expect() {
+	run_to "$tmp/out" "$@"
+}
+
+# check_json FILE NAME [all|some]: results present, no NaN; all: every
+# value measured (no null: nothing failed or skipped); some: some were,
+# some were not (a variant failed, the rest is still reported).
 check_json() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$1" "$2" "${3:-}" <<'PY' || fail "$2: bad JSON document"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 rows = doc.get("results") or doc.get("rows") or []
@@ -28,17 +48,98 @@ assert rows, "no results in %s" % sys.argv[2]
 for r in rows:
     v = r.get("value")
     assert v is None or v == v, "NaN value in %s: %r" % (sys.argv[2], r)
+vals = [r.get("value") for r in rows]
+if sys.argv[3] == "all":
+    assert None not in vals, "n/a values in %s" % sys.argv[2]
+if sys.argv[3] == "some":
+    assert None in vals and any(v is not None for v in vals), \
+        "%s: want some values and some n/a" % sys.argv[2]
 print("%s: %d results" % (sys.argv[2], len(rows)))
 PY
 }
 
+"$bench" --help | grep -q "usage: uxdp-bench COMMAND"
+
+# ---- bad arguments: exit 2, and a message naming the problem ----
+for bad in "" "nosuch" "ring -r 0" "ring --frames x" "ring extra"; do
+	# shellcheck disable=SC2086
+	expect 2 "" "$bench" $bad
+done
+expect 2 "option '--json' takes no value" "$bench" ring --json=1
+expect 2 "option '--quiet' takes no value" "$bench" ring --quiet=yes
+expect 2 "option '--no-dpdk' takes no value" "$bench" pool --no-dpdk=1
+expect 2 "option '-n' needs a value" "$bench" ring -n
+expect 2 "unknown option '--bogus'" "$bench" ring --bogus
+expect 2 "unknown option '-x'" "$bench" ring -x
+expect 2 "'abc' is not a number" "$bench" ring -n abc
+expect 2 "--ops: 10 is out of range: 64\.\.10000000000" \
+	"$bench" redirect -n 10
+expect 2 "--runs: 101 is out of range: 1\.\.100" "$bench" ring -r 101
+
+# ---- every command, tiny runs ----
 "$bench" ring -r 1 -n 20000 --no-dpdk --json -q > "$tmp/ring.json"
 check_json "$tmp/ring.json" ring
 "$bench" pool -r 1 -n 20000 --frames 256 --no-dpdk --json -q > "$tmp/pool.json"
 check_json "$tmp/pool.json" pool
-"$bench" redirect -r 1 -n 20000 --json -q > "$tmp/redirect.json"
-check_json "$tmp/redirect.json" redirect
+# -n below 16000 used to fail every redirect run (n/a, exit 0): the
+# helper wanted 1000 packets even for the warm-up run, a sixteenth of -n.
+expect 0 "" "$bench" redirect -r 1 -n 64 --json -q
+check_json "$tmp/out" redirect all
 # veth-tx runs the kernel peer when root; keep it short.
 "$bench" veth-tx -r 1 -n 200000 --json -q > "$tmp/veth.json"
 check_json "$tmp/veth.json" veth-tx
+
+# ---- a failed variant: exit 1, which and why on stderr, the rest shown ----
+fv=UXDP_BENCH_FAIL_VARIANT
+expect 1 "ring: FAILED: ring uxdp 1-core elem=8 n=32: failure injected" \
+	env $fv="ring uxdp 1-core elem=8 n=32" \
+	"$bench" ring -r 1 -n 64 --no-dpdk --json -q
+check_json "$tmp/out" "ring, one variant failed" some
+expect 1 "pool: FAILED: pool drop unaligned batch=8: failure injected" \
+	env $fv="pool drop unaligned batch=8" \
+	"$bench" pool -r 1 -n 64 --frames 128 --no-dpdk -q
+
+# A copy of the binary, to put broken helpers next to it.
+mkdir "$tmp/bin"
+cp "$bench" "$(dirname "$bench")/uxdp-bench-redirect" "$tmp/bin/"
+
+# veth-tx, one run for two failures: a uxdp variant, and the kernel peer
+# (root, and built: its BPF object is next to the binary) given a BPF
+# object it cannot load.
+veth=$bench
+if [ "$(id -u)" = 0 ] && [ -f "$(dirname "$bench")/veth_loop.bpf.o" ]; then
+	echo "not an ELF object" > "$tmp/bin/veth_loop.bpf.o"
+	veth=$tmp/bin/uxdp-bench
+fi
+expect 1 "veth: FAILED: uxdp bulk 16: failure injected" \
+	env $fv="uxdp bulk 16" "$veth" veth-tx -r 1 -n 64 -q
+grep -Eq "xdp_tx bulk 1 +uxdp +[0-9.]+ Mpps" "$tmp/out" ||
+	fail "veth-tx: the variant that ran is missing"
+if [ "$veth" != "$bench" ] &&
+   ! grep -q "veth: FAILED: kernel veth: cannot open BPF object" "$tmp/err"
+then
+	fail "veth-tx: no failure for the kernel peer's bad BPF object"
+fi
+
+# redirect: a helper that fails, then one that is missing.
+printf '#!/bin/sh\necho "fake helper refuses" >&2\nexit 3\n' \
+	> "$tmp/bin/uxdp-bench-redirect-thunk"
+chmod +x "$tmp/bin/uxdp-bench-redirect-thunk"
+expect 1 "redirect: FAILED: thunk bulk: uxdp-bench-redirect-thunk .*exited with status 3" \
+	"$tmp/bin/uxdp-bench" redirect -r 1 -n 64 -q
+grep -Eq "normal bulk +uxdp +[0-9.]+ Mpps" "$tmp/out" ||
+	fail "redirect: the normal variants are missing"
+rm "$tmp/bin/uxdp-bench-redirect-thunk"
+expect 1 "redirect: FAILED: uxdp-bench-redirect-thunk not found" \
+	"$tmp/bin/uxdp-bench" redirect -r 1 -n 64 -q
+
+# ---- output that cannot be written: exit 1, and stderr says so ----
+if [ -w /dev/full ]; then
+	full="^uxdp-bench: writing output: No space left on device"
+	run_to /dev/full 1 "$full" "$bench" ring -r 1 -n 64 --no-dpdk -q
+	run_to /dev/full 1 "$full" "$bench" ring -r 1 -n 64 --no-dpdk -q --json
+	run_to /dev/full 1 "$full" "$bench" --help
+fi
+
+[ "$failed" -eq 0 ] || exit 1
 echo "uxdp-bench: OK"

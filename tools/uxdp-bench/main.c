@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <uxdp/uxdp.h>
 
@@ -58,11 +59,16 @@ static const struct opt_def opt_defs[] = {
 	OPT_DEF("runs", 'r', OPT_U32, runs, "N", 1, 100,
 		"runs per variant; median and min reported (default 5, "
 		"demo 3)"),
+	/*
+	 * One range for every command: each works from 64 up. (redirect's
+	 * helper once wanted 1000 packets even for the warm-up run, a
+	 * sixteenth of -n, so -n below 16000 failed there.)
+	 */
 	OPT_DEF("ops", 'n', OPT_U64, ops, "N", 64, 10000000000ULL,
 		"elements (ring), buffers (pool) or packets (veth-tx, "
-		"redirect) per run, k/M/G suffix ok (default: ring 10M, "
-		"pool 2M, veth-tx 10M (kernel peer 2M), redirect 10M; demo: "
-		"4M, 1M, 4M, 4M)"),
+		"redirect) per run, 64..10G for every command, k/M/G suffix "
+		"ok (default: ring 10M, pool 2M, veth-tx 10M (kernel peer "
+		"2M), redirect 10M; demo: 4M, 1M, 4M, 4M)"),
 	OPT_DEF("frames", KEY_FRAMES, OPT_U32, frames, "N", 128, 1U << 20,
 		"pool: UMEM chunks; the fill ring is sized to hold them "
 		"(default 4096)"),
@@ -143,16 +149,30 @@ static void usage(FILE *f)
 	fputc('\n', f);
 	bench_put_wrapped(f, 0, 0, "Cycles are TSC ticks, calibrated to ns at "
 		    "start-up. With two CPUs, 1-core tests and producers run "
-		    "on the first, consumers on the second. Exit status: 0 "
-		    "ok (a target not reached is still 0), 1 a run failed, "
-		    "2 bad arguments.");
+		    "on the first, consumers on the second.");
+	fputc('\n', f);
+	bench_put_wrapped(f, 0, 0, "Exit status: 0 all that can run here ran, "
+		    "also when a target is not reached or a peer is absent "
+		    "(DPDK not built or --no-dpdk; the kernel peer not built, "
+		    "its BPF object not found, not root, or not supported by "
+		    "this kernel; 2-thread tests with one CPU), which the "
+		    "output says. 1 something that should have been measured "
+		    "could not be (a variant's run, a set-up or a content "
+		    "check failed, a redirect helper is missing, a built DPDK "
+		    "peer would not start): stderr says which and why, and "
+		    "what did succeed is still printed; or the output could "
+		    "not be written. 2 bad arguments.");
 }
+
+/* Exiting with 2: check_output() must not turn that into 1. */
+static bool arg_error;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 bad_args(const char *fmt, ...)
 {
 	va_list ap;
 
+	arg_error = true;
 	fprintf(stderr, "uxdp-bench: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -161,18 +181,23 @@ bad_args(const char *fmt, ...)
 	exit(2);
 }
 
-/* A decimal number with an optional k/M/G (x1000) suffix. */
+/*
+ * A decimal number with an optional k/M/G (x1000) suffix. -EINVAL if it is
+ * not one, -ERANGE if it does not fit in 64 bits.
+ */
 static int parse_u64(const char *s, uint64_t *out)
 {
 	uint64_t mult = 1, v;
+	bool big;
 	char *end;
 
 	if (!*s || *s == '-' || *s == '+')
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || end == s)
+	if (end == s)
 		return -EINVAL;
+	big = errno == ERANGE;
 	switch (*end) {
 	case '\0':
 		break;
@@ -194,8 +219,10 @@ static int parse_u64(const char *s, uint64_t *out)
 	default:
 		return -EINVAL;
 	}
-	if (*end || (v && mult > UINT64_MAX / v))
+	if (*end)
 		return -EINVAL;
+	if (big || (v && mult > UINT64_MAX / v))
+		return -ERANGE;
 	*out = v * mult;
 	return 0;
 }
@@ -205,6 +232,7 @@ static void set_opt(struct bench_opts *o, const struct opt_def *d,
 {
 	char *field = (char *)o + d->off;
 	uint64_t v;
+	int err;
 
 	switch (d->type) {
 	case OPT_FLAG:
@@ -212,8 +240,17 @@ static void set_opt(struct bench_opts *o, const struct opt_def *d,
 		return;
 	case OPT_U32:
 	case OPT_U64:
-		if (parse_u64(arg, &v) || v < d->min || v > d->max)
-			bad_args("--%s: '%s' is not a number in [%llu, %llu]",
+		err = parse_u64(arg, &v);
+		if (err == -ERANGE)
+			v = UINT64_MAX;		/* out of range, said below */
+		else if (err)
+			bad_args("--%s: '%s' is not a number (want %llu..%llu"
+				 "%s)", d->name, arg,
+				 (unsigned long long)d->min,
+				 (unsigned long long)d->max,
+				 d->type == OPT_U64 ? ", k/M/G suffix ok" : "");
+		if (v < d->min || v > d->max)
+			bad_args("--%s: %s is out of range: %llu..%llu",
 				 d->name, arg, (unsigned long long)d->min,
 				 (unsigned long long)d->max);
 		if (d->type == OPT_U32)
@@ -225,6 +262,26 @@ static void set_opt(struct bench_opts *o, const struct opt_def *d,
 		usage(stdout);
 		exit(0);
 	}
+}
+
+/*
+ * getopt_long() said '?' for @arg: an unknown option, or "--json=1", a
+ * value given to an option that takes none. For the latter glibc leaves
+ * the option's key in optopt (0 for an unknown long option).
+ */
+static void __attribute__((noreturn)) bad_option(const char *arg)
+{
+	unsigned int i;
+
+	if (optopt && !strncmp(arg, "--", 2) && strchr(arg, '=')) {
+		for (i = 0; i < NOPTS; i++)
+			if (opt_defs[i].key == optopt)
+				bad_args("option '--%s' takes no value",
+					 opt_defs[i].name);
+	}
+	if (optopt > 0 && optopt < 256 && strncmp(arg, "--", 2))
+		bad_args("unknown option '-%c'", optopt);
+	bad_args("unknown option '%s'", arg);
 }
 
 static const struct bench_cmd *parse_args(int argc, char **argv,
@@ -258,7 +315,7 @@ static const struct bench_cmd *parse_args(int argc, char **argv,
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (c == '?')
-			bad_args("unknown option '%s'", argv[optind - 1]);
+			bad_option(argv[optind - 1]);
 		if (c == ':')
 			bad_args("option '%s' needs a value",
 				 argv[optind - 1]);
@@ -267,6 +324,7 @@ static const struct bench_cmd *parse_args(int argc, char **argv,
 				set_opt(o, &opt_defs[i], optarg);
 	}
 	if (optind >= argc) {
+		arg_error = true;
 		usage(stderr);
 		exit(2);
 	}
@@ -349,12 +407,44 @@ static void print_header(const char *cmd, const struct bench_opts *o)
 		report_text("DPDK peer: %s", dpdk_peer_status());
 }
 
+/*
+ * At exit, whatever the path (results, --help): output that could not be
+ * written is a failure, not a silent truncation (uxdp-bench ring --json >
+ * /dev/full). Registered first in main(), so it runs after every other
+ * exit handler.
+ */
+static void check_output(void)
+{
+	int err = report_output_error();
+
+	errno = 0;
+	if (fflush(stdout) && !err)
+		err = errno ? errno : EIO;
+	if (ferror(stdout) && !err)
+		err = EIO;
+	errno = 0;
+	if (fclose(stdout) && !err)
+		err = errno ? errno : EIO;
+	if (err) {
+		fprintf(stderr, "uxdp-bench: writing output: %s\n",
+			strerror(err));
+		_exit(arg_error ? 2 : 1);
+	}
+	/*
+	 * stderr is unbuffered: a failed write (a lost progress line or
+	 * failure message) has set the flag. There is nowhere to say it.
+	 */
+	if (ferror(stderr) && !arg_error)
+		_exit(1);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_opts o = { 0 };
 	const struct bench_cmd *cmd;
 	int ret;
 
+	atexit(check_output);
 	cmd = parse_args(argc, argv, &o);
 	if (!o.runs)
 		o.runs = cmd->run == cmd_demo ? BENCH_DEMO_RUNS :
@@ -363,7 +453,8 @@ int main(int argc, char **argv)
 	if (o.json)
 		uxdp_set_print(NULL);
 	if (bench_env_init()) {
-		fprintf(stderr, "uxdp-bench: cannot calibrate the TSC\n");
+		fprintf(stderr, "uxdp-bench: FAILED: cannot calibrate the "
+			"TSC\n");
 		return 1;
 	}
 	report_init(cmd->name, o.json, o.quiet, cmd->run == cmd_demo);
