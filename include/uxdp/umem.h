@@ -36,7 +36,7 @@ extern "C" {
 #define UXDP_UMEM_MIN_CHUNK_SIZE	2048	/* XDP_UMEM_MIN_CHUNK_SIZE */
 #define UXDP_UMEM_MAX_CHUNK_SIZE	4096	/* PAGE_SIZE on x86-64 */
 #define UXDP_UMEM_DEFAULT_CHUNK_SIZE	4096
-#define UXDP_UMEM_DEFAULT_RING_SIZE	2048	/* fill and completion */
+#define UXDP_UMEM_DEFAULT_RING_SIZE	2048	/* fill and completion, at least */
 
 /*
  * Room a chunk must keep beyond the headroom: the XDP headroom, the tailroom
@@ -70,8 +70,10 @@ struct uxdp_umem_opts {
 	/* Bytes of TX metadata before each TX packet: < 256, multiple of 8.
 	 * As in the kernel, read only when UXDP_UMEM_F_TX_METADATA_LEN is set. */
 	uint32_t tx_metadata_len;
-	uint32_t fill_size;	/* fill ring entries, 0: default (2048) */
-	uint32_t comp_size;	/* completion ring entries, 0: default (2048) */
+	/* Fill / completion ring entries (powers of two); 0: enough for every
+	 * chunk, and at least UXDP_UMEM_DEFAULT_RING_SIZE. */
+	uint32_t fill_size;
+	uint32_t comp_size;
 	size_t :0;
 };
 #define uxdp_umem_opts__last_field comp_size
@@ -102,6 +104,13 @@ int uxdp_umem_check(const void *area, uint64_t size,
  * (nothing is freed then).
  */
 int uxdp_umem_destroy(struct uxdp_umem *umem);
+
+/*
+ * Post every chunk on the fill ring (chunk i at i * chunk_size), the first
+ * thing every pool user does. All or nothing: returns the number posted,
+ * or -ENOSPC if the ring has no room for all of them.
+ */
+int uxdp_umem_fill_all(struct uxdp_umem *umem);
 
 /* The application's producer handle on the fill ring. */
 struct uxdp_ring *uxdp_umem_fill_ring(struct uxdp_umem *umem);

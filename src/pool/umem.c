@@ -80,9 +80,22 @@ static int umem_check_kernel_rules(uint64_t addr, uint64_t size,
 	return 0;
 }
 
-static uint32_t ring_size_or_default(uint32_t n)
+/*
+ * Fill and completion rings hold every chunk unless told otherwise: a ring
+ * smaller than the UMEM cannot take "post every chunk" in one reserve (all
+ * or nothing), which every pool user starts with.
+ */
+static uint32_t ring_size_or_default(uint32_t n, uint64_t size,
+				     uint32_t chunk_size)
 {
-	return n ? n : UXDP_UMEM_DEFAULT_RING_SIZE;
+	uint64_t chunks = chunk_size ? size / chunk_size : 0, r;
+
+	if (n)
+		return n;
+	r = UXDP_UMEM_DEFAULT_RING_SIZE;
+	while (r < chunks && r < UXDP_RING_MAX_ENTRIES)
+		r <<= 1;
+	return (uint32_t)r;
 }
 
 static int umem_check(const void *area, uint64_t size,
@@ -98,8 +111,10 @@ static int umem_check(const void *area, uint64_t size,
 	headroom = UXDP_OPTS_GET(opts, headroom, 0);
 	flags = UXDP_OPTS_GET(opts, flags, 0);
 	tx_meta = UXDP_OPTS_GET(opts, tx_metadata_len, 0);
-	fill = ring_size_or_default(UXDP_OPTS_GET(opts, fill_size, 0));
-	comp = ring_size_or_default(UXDP_OPTS_GET(opts, comp_size, 0));
+	fill = ring_size_or_default(UXDP_OPTS_GET(opts, fill_size, 0), size,
+				    chunk_size);
+	comp = ring_size_or_default(UXDP_OPTS_GET(opts, comp_size, 0), size,
+				    chunk_size);
 
 	if (flags & ~UMEM_ALL_FLAGS)
 		return uxdp_fail(EINVAL, "umem: unknown flags 0x%x",
@@ -170,8 +185,10 @@ uxdp_umem_create(void *area, uint64_t size, const struct uxdp_umem_opts *opts)
 	if (umem->flags & UXDP_UMEM_F_TX_METADATA_LEN)
 		umem->tx_metadata_len = UXDP_OPTS_GET(opts, tx_metadata_len, 0);
 	umem->nchunks = (uint32_t)(size / umem->chunk_size);
-	umem->fill_size = ring_size_or_default(UXDP_OPTS_GET(opts, fill_size, 0));
-	umem->comp_size = ring_size_or_default(UXDP_OPTS_GET(opts, comp_size, 0));
+	umem->fill_size = ring_size_or_default(UXDP_OPTS_GET(opts, fill_size, 0),
+					       size, umem->chunk_size);
+	umem->comp_size = ring_size_or_default(UXDP_OPTS_GET(opts, comp_size, 0),
+					       size, umem->chunk_size);
 
 	if (area) {
 		umem->area = area;
@@ -227,6 +244,22 @@ UXDP_EXPORT __cold int uxdp_umem_destroy(struct uxdp_umem *umem)
 		munmap(umem->area, umem->map_len);
 	free(umem);
 	return 0;
+}
+
+UXDP_EXPORT __cold int uxdp_umem_fill_all(struct uxdp_umem *umem)
+{
+	struct uxdp_ring *fill = &umem->fill;
+	uint32_t idx, i, n = umem->nchunks;
+
+	uxdp_clear_err();
+	if (uxdp_ring_prod_reserve(fill, n, &idx) != n)
+		return uxdp_fail(ENOSPC, "umem: the fill ring has room for "
+				 "%u entries, not the %u chunks",
+				 uxdp_ring_prod_nb_free(fill, n), n);
+	for (i = 0; i < n; i++)
+		*uxdp_ring_addr(fill, idx + i) = (uint64_t)i * umem->chunk_size;
+	uxdp_ring_prod_submit(fill, n);
+	return (int)n;
 }
 
 UXDP_EXPORT struct uxdp_ring *uxdp_umem_fill_ring(struct uxdp_umem *umem)
