@@ -54,6 +54,7 @@ int redirect_loop_run(uint32_t bulk, uint64_t packets,
 		      struct redirect_result *res)
 {
 	UXDP_DECLARE_OPTS(uxdp_null_opts, so, .rx_frames = SRC_FRAMES);
+	UXDP_DECLARE_OPTS(uxdp_null_opts, sink, .flags = UXDP_NULL_F_NO_RX);
 	struct uxdp_dev *src = NULL, *dst = NULL;
 	struct uxdp_map *map = NULL;
 	struct uxdp_prog *prog = NULL;
@@ -64,7 +65,7 @@ int redirect_loop_run(uint32_t bulk, uint64_t packets,
 	snprintf(ns, sizeof(ns), "rsrc%d", getpid() % 100000);
 	snprintf(nd, sizeof(nd), "rdst%d", getpid() % 100000);
 	src = uxdp_null_create(ns, &so);
-	dst = uxdp_null_create(nd, NULL);
+	dst = uxdp_null_create(nd, &sink);
 	map = uxdp_map_create(1);
 	if (!src || !dst || !map)
 		goto out;

@@ -5,8 +5,8 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config git
-      libcmocka-dev libbpf-dev libxdp-dev libpcap-dev libdpdk-dev
-      linux-libc-dev clang llvm iproute2 valgrind"
+      libcmocka-dev liburcu-dev libbpf-dev libxdp-dev libpcap-dev libdpdk-dev
+      linux-libc-dev clang libclang-rt-14-dev llvm iproute2 valgrind"
 
 missing=""
 for p in $PKGS; do

@@ -392,7 +392,8 @@ static void test_redirect_without_target(void **state)
 	e.v.use_map = false;
 	t_inject(&e, 4);
 	uxdp_dev_poll(e.in->dev, 0, 64);
-	assert_int_equal(t_rx(e.in).redirect_err, 4);
+	assert_int_equal(t_rx(e.in).redirect_no_target, 4);
+	assert_int_equal(t_rx(e.in).redirect_err, 0);
 	assert_int_equal(t_rx(e.in).redirect, 0);
 	t_env_fini(&e);
 }
@@ -522,7 +523,7 @@ static void test_poll_and_xmit_errors(void **state)
 static void test_bad_options(void **state)
 {
 	UXDP_DECLARE_OPTS(uxdp_null_opts, no, .rx_len = 10);
-	UXDP_DECLARE_OPTS(uxdp_dev_thread_opts, to, .flags = 1U << 7);
+	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, to, .flags = 1U << 7);
 	struct t_tdev *a = t_tdev_create("opt-a");
 
 	(void)state;
@@ -538,7 +539,7 @@ static void test_bad_options(void **state)
 	assert_int_equal(errno, EINVAL);
 
 	assert_int_equal(uxdp_dev_start(a->dev, &to), -EINVAL);
-	assert_non_null(strstr(uxdp_errmsg(), "thread flags"));
+	assert_non_null(strstr(uxdp_errmsg(), "unknown flags"));
 	to.flags = 0;
 	to.budget = -1;
 	assert_int_equal(uxdp_dev_start(a->dev, &to), -EINVAL);

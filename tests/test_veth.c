@@ -24,15 +24,6 @@
 
 #include <uxdp/uxdp.h>
 
-#ifndef __has_feature
-#define __has_feature(x) 0
-#endif
-#if defined(__SANITIZE_THREAD__) || __has_feature(thread_sanitizer)
-#define T_TSAN 1
-#else
-#define T_TSAN 0
-#endif
-
 /* Frames per run; fewer under TSan, which is some 10x slower. */
 #define T_N_LOOP	(T_TSAN ? 50000 : 100000)
 #define T_N_BULK1	(T_TSAN ? 5000 : 20000)
@@ -54,14 +45,6 @@
 #define T_MIN_LEN	32
 static const uint8_t t_mac_dst[6] = { 0x02, 0, 0, 0, 0, 0x0b };
 static const uint8_t t_mac_src[6] = { 0x02, 0, 0, 0, 0, 0x0a };
-
-static uint64_t t_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void t_sleep_us(long us)
 {
@@ -1054,7 +1037,7 @@ static void test_mixed_pools(void **state)
 
 static void t_start(struct uxdp_dev *d)
 {
-	UXDP_DECLARE_OPTS(uxdp_dev_thread_opts, o, .idle_us = 1000);
+	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, o, .idle_us = 1000);
 
 	assert_int_equal(uxdp_dev_start(d, &o), 0);
 }
@@ -1131,7 +1114,7 @@ static void t_swapper_stop(struct t_swapper *s)
  */
 static void test_threads_kick(void **state)
 {
-	UXDP_DECLARE_OPTS(uxdp_dev_thread_opts, o, .idle_us = 20000000);
+	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, o, .idle_us = 20000000);
 	struct t_ctr ca = { 0 }, cb = { 0 };
 	struct uxdp_frame *fr[T_BATCH];
 	const uint32_t rounds = T_TSAN ? 100 : 300;

@@ -71,7 +71,24 @@ struct uxdp_dev_ops {
 	/* Transmit @n frames out of @dev; see the rule at the top. */
 	int (*xdp_xmit)(struct uxdp_dev *dev, int n, struct uxdp_frame **frames,
 			uint32_t flags);
-	/* Free driver state (uxdp_dev_destroy). */
+	/*
+	 * A file descriptor that becomes readable when RX queue @q has work
+	 * (a kernel socket, a timer), for a sleeping poller to wait on beside
+	 * its kick; -1 if none. Asked once, when the queue joins a poll group.
+	 */
+	int (*rx_fd)(struct uxdp_dev *dev, uint32_t q);
+	/*
+	 * The pool RX queue @q receives into, if the driver has one of its
+	 * own (for uxdp_dev_pool() and uxdp_dev_audit()); NULL otherwise.
+	 */
+	struct uxdp_pool *(*rx_pool)(struct uxdp_dev *dev, uint32_t q);
+	/*
+	 * uxdp_dev_destroy(), before its grace period: take the device out of
+	 * wherever other devices find it (a veth peer's pointer), so that
+	 * after the grace period nobody can reach it.
+	 */
+	void (*unlink)(struct uxdp_dev *dev);
+	/* Free driver state (uxdp_dev_destroy, after the grace period). */
 	void (*destroy)(struct uxdp_dev *dev);
 };
 
@@ -103,7 +120,19 @@ void uxdp_dev_kick(struct uxdp_dev *dev, uint32_t q);
 
 /* ---- for applications ------------------------------------------------------------- */
 
-/* Stop threads, bring down, unregister and free. NULL is a no-op. */
+/*
+ * Destroy a device, also while traffic flows: stop its polling threads and
+ * take its queues out of their poll groups, bring it down (frames queued to
+ * it are given back and counted in its rxq stats' drained), take it out of
+ * the registry and of every redirect map, wait for a grace period, and
+ * free it. When this returns no thread touches the device: transmits and
+ * redirects that would have reached it fail and are counted (the sender's
+ * tx_err / redirect_err / redirect_miss, the map's fallback verdict).
+ * Frames of the device's own buffers still travelling elsewhere come home
+ * later and free its memory then (uxdp_pool_retire()). Must not be called
+ * from inside a poll (a program, a pass handler): it warns and does
+ * nothing then. NULL is a no-op.
+ */
 void uxdp_dev_destroy(struct uxdp_dev *dev);
 
 struct uxdp_dev *uxdp_dev_get_by_name(const char *name);
@@ -114,16 +143,24 @@ uint32_t uxdp_dev_ifindex(const struct uxdp_dev *dev);
 uint32_t uxdp_dev_num_rxq(const struct uxdp_dev *dev);
 uint32_t uxdp_dev_num_txq(const struct uxdp_dev *dev);
 
-/* Bring the device up / down. Returns 0 or -errno from the driver. */
+/*
+ * Bring the device up / down. up returns 0 or -errno from the driver, and
+ * wakes the threads that poll the device. down waits for polls and
+ * transmits in progress to end (a grace period), then the driver gives back
+ * every frame still queued to the device (counted in drained); it returns
+ * 0, or -EDEADLK when called from inside a poll, where it would wait for
+ * itself (nothing changes then).
+ */
 int uxdp_dev_up(struct uxdp_dev *dev);
-void uxdp_dev_down(struct uxdp_dev *dev);
+int uxdp_dev_down(struct uxdp_dev *dev);
 bool uxdp_dev_is_up(const struct uxdp_dev *dev);
 
 /*
  * Attach @prog to RX queue @q, or to every queue with q = UXDP_ALL_QUEUES
  * (NULL detaches). Safe while traffic flows: when this returns, no poll runs
- * the old program any more. The device takes its own reference on @prog.
- * Returns 0 or -EINVAL (bad queue).
+ * the old program any more. The device takes its own reference on @prog,
+ * so the caller may uxdp_prog_put() its own right after. Returns 0,
+ * -EINVAL (bad queue), or -EDEADLK from inside a poll.
  */
 #define UXDP_ALL_QUEUES UINT32_MAX
 int uxdp_dev_attach_prog(struct uxdp_dev *dev, uint32_t q,
@@ -162,34 +199,112 @@ void uxdp_dev_set_bulk(struct uxdp_dev *dev, uint32_t bulk);
 /* The device as a redirect target, for uxdp_map_update(). */
 struct uxdp_xdp_target *uxdp_dev_target(struct uxdp_dev *dev);
 
+/* The pool RX queue @q receives into, or NULL (a driver without one). */
+struct uxdp_pool *uxdp_dev_pool(struct uxdp_dev *dev, uint32_t q);
+
+/* Where the chunks of a device's own pools are (uxdp_dev_audit). */
+struct uxdp_dev_audit {
+	uint32_t pools;		/* distinct pools of the device's queues */
+	uint32_t chunks;	/* UMEM chunks in them */
+	/* Allocated: frames in flight (another device's ring, a bulk queue,
+	 * a socket, the application's hands). */
+	uint32_t in_flight;
+	/* Found in no place, or in more than one: always a bug. */
+	uint32_t misplaced;
+};
+
+/*
+ * Account for every buffer of the device's own pools (uxdp_pool_audit() on
+ * each): at a quiescent point, with nothing polling the device, every chunk
+ * must be in exactly one place. Fills *@a (may be NULL) and returns the
+ * number of misplaced chunks (0 is the answer a test wants), or -EINVAL,
+ * -ENOMEM. A device without pools of its own reports zeros.
+ */
+int uxdp_dev_audit(struct uxdp_dev *dev, struct uxdp_dev_audit *a);
+
 /* Copy queue counters (consistent per field, not across fields). */
 int uxdp_dev_rxq_stats(const struct uxdp_dev *dev, uint32_t q,
 		       struct uxdp_rxq_stats *st);
 int uxdp_dev_txq_stats(const struct uxdp_dev *dev, uint32_t q,
 		       struct uxdp_txq_stats *st);
 
-/* ---- polling threads ---------------------------------------------------------------- */
+/* ---- polling threads and poll groups ------------------------------------------------ */
 
-struct uxdp_dev_thread_opts {
+/*
+ * A poll group is one thread polling a set of (device, queue) pairs, each in
+ * turn, run to completion (testpmd puts several ports on one lcore the same
+ * way). When a whole round finds no work the thread sleeps until a kick (a
+ * transmit into one of its queues with UXDP_XMIT_FLUSH, a device coming
+ * up), a driver file descriptor (uxdp_dev_ops.rx_fd) or the idle timeout.
+ * A queue is polled by at most one group at a time.
+ */
+struct uxdp_poll_group;
+
+struct uxdp_poll_group_opts {
 	size_t sz;		/* set by UXDP_DECLARE_OPTS */
-	int budget;		/* per poll; 0: UXDP_NAPI_BUDGET */
-	int cpu;		/* pin every thread to this CPU; -1 or 0..: see flags */
+	int budget;		/* per queue per round; 0: UXDP_NAPI_BUDGET */
+	int cpu;		/* with UXDP_THREAD_F_PIN: the CPU to run on */
 	uint32_t flags;		/* UXDP_THREAD_F_* */
-	/* Idle wait before re-checking when woken by nothing, in
-	 * microseconds; 0: 10000 (10 ms). */
+	/* Longest sleep before looking again when nothing wakes the
+	 * thread, in microseconds; 0: 10000 (10 ms). */
 	uint32_t idle_us;
 	size_t :0;
 };
-#define uxdp_dev_thread_opts__last_field idle_us
+#define uxdp_poll_group_opts__last_field idle_us
 #define UXDP_THREAD_F_PIN	(1U << 0)	/* pin to opts.cpu */
 
+/* Counters of a poll group (its thread is the only writer). */
+struct uxdp_poll_group_stats {
+	uint64_t rounds;	/* passes over the queues */
+	uint64_t busy_rounds;	/* rounds that found work */
+	uint64_t packets;	/* packets processed */
+	uint64_t sleeps;	/* times the thread went to sleep */
+	uint64_t wakeups;	/* sleeps ended by a kick or a driver fd */
+};
+
 /*
- * Start one polling thread per RX queue. A thread polls while there is
- * work, then sleeps until uxdp_dev_kick() (a transmit into the queue with
- * UXDP_XMIT_FLUSH) or the idle timeout. Returns 0, -EALREADY, -EINVAL or
- * -errno from thread creation (nothing started then).
+ * An empty group, not running. @opts may be NULL. Returns it, or NULL with
+ * errno set (EINVAL with uxdp_errmsg(), ENOMEM, EMFILE).
  */
-int uxdp_dev_start(struct uxdp_dev *dev, const struct uxdp_dev_thread_opts *opts);
+struct uxdp_poll_group *uxdp_poll_group_create(
+	const struct uxdp_poll_group_opts *opts);
+
+/*
+ * Poll RX queue @q of @dev (UXDP_ALL_QUEUES: every one) in the group, at
+ * any time, running or not. Returns 0, -EINVAL (bad queue), or -EBUSY if a
+ * queue is already polled by a group or a polling thread (nothing added).
+ */
+int uxdp_poll_group_add(struct uxdp_poll_group *g, struct uxdp_dev *dev,
+			uint32_t q);
+
+/*
+ * Stop polling @dev's queue @q (UXDP_ALL_QUEUES: all of them). When this
+ * returns the group's thread no longer touches it. Returns 0, -ENOENT (not
+ * in this group) or -EDEADLK from inside a poll.
+ */
+int uxdp_poll_group_remove(struct uxdp_poll_group *g, struct uxdp_dev *dev,
+			   uint32_t q);
+
+/* Start the group's thread. Returns 0, -EALREADY, or -errno. */
+int uxdp_poll_group_start(struct uxdp_poll_group *g);
+
+/* Stop and join the thread (the queues stay in the group). */
+void uxdp_poll_group_stop(struct uxdp_poll_group *g);
+
+/* Stop, remove every queue and free. NULL is a no-op. */
+void uxdp_poll_group_destroy(struct uxdp_poll_group *g);
+
+/* Copy the group's counters. Returns 0 or -EINVAL. */
+int uxdp_poll_group_stats(const struct uxdp_poll_group *g,
+			  struct uxdp_poll_group_stats *st);
+
+/*
+ * Start one polling thread per RX queue: a poll group of one queue each.
+ * Returns 0, -ENETDOWN (the device is down: bring it up first),
+ * -EALREADY, -EBUSY (a queue is in a poll group), -EINVAL, or -errno from
+ * thread creation (nothing started then).
+ */
+int uxdp_dev_start(struct uxdp_dev *dev, const struct uxdp_poll_group_opts *opts);
 
 /* Stop and join the polling threads (the queues are left as they are). */
 void uxdp_dev_stop(struct uxdp_dev *dev);

@@ -31,11 +31,10 @@ struct uxdp_veth_opts {
 /*
  * Create the pair @name_a <-> @name_b (both down). Returns 0 and the devices
  * in *@a, *@b, or -errno (EINVAL with uxdp_errmsg(), EEXIST, ENOMEM).
- * Destroy each with uxdp_dev_destroy() after stopping all traffic on BOTH
- * ends: every thread transmitting on either device and the peer's polling
- * threads (uxdp_dev_stop), since a transmit on one end writes into the
- * other's rings. (The kernel has RCU for this; uxdp leaves it to the
- * caller rather than tax every transmit.)
+ * Destroy each with uxdp_dev_destroy(), in any order, also while the other
+ * end transmits: from then on the survivor's transmits fail with -ENXIO
+ * (counted in its txq stats' down) and frames queued to the destroyed end
+ * are given back (its rxq stats' drained).
  */
 int uxdp_veth_create(const char *name_a, const char *name_b,
 		     const struct uxdp_veth_opts *opts, struct uxdp_dev **a,

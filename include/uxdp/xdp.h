@@ -367,8 +367,19 @@ struct uxdp_map;
 
 /* A map of @max_entries slots. Returns it, or NULL with errno set. */
 struct uxdp_map *uxdp_map_create(uint32_t max_entries);
+/*
+ * Destroy a map. Detach the programs that use it first; a poll running one
+ * right now is waited for (a grace period), so this must not be called from
+ * inside a poll (it then warns and leaks the map rather than wait for
+ * itself).
+ */
 void uxdp_map_destroy(struct uxdp_map *map);
-/* Set slot @key to @t (NULL clears it). Returns 0 or -E2BIG (bad key). */
+/*
+ * Set slot @key to @t (NULL clears it). Returns 0 or -E2BIG (bad key).
+ * A device destroyed while a slot holds it is cleared from every map, as
+ * the kernel's devmap does: redirects through that slot then get the
+ * fallback verdict (counted in redirect_miss).
+ */
 int uxdp_map_update(struct uxdp_map *map, uint32_t key,
 		    struct uxdp_xdp_target *t);
 /* The target at @key, or NULL. */
@@ -392,22 +403,41 @@ uint32_t uxdp_redirect_target(struct uxdp_xdp_target *t);
 /* Called for UXDP_PASS: the buffer is the handler's only for the call. */
 typedef void (*uxdp_pass_fn)(void *arg, struct uxdp_buff *buf);
 
-/* Per receive queue counters. Written only by the queue's polling thread. */
+/*
+ * Per receive queue counters. Written only by the queue's polling thread
+ * (and by the device going down, when no poll runs). Every frame received
+ * ends in exactly one of pass, pass_dropped, drop, tx, redirect, aborted,
+ * no_prog, tx_err, redirect_err, redirect_no_target or frame_err.
+ */
 struct uxdp_rxq_stats {
-	uint64_t packets;	/* frames the program ran on */
+	/* Frames received on the queue, whether a program ran or not. */
+	uint64_t packets;
 	uint64_t bytes;
-	uint64_t pass;
+	uint64_t pass;		/* UXDP_PASS, handed to the pass handler */
 	uint64_t pass_dropped;	/* UXDP_PASS with no pass handler set */
 	uint64_t drop;		/* UXDP_DROP verdicts */
 	uint64_t tx;		/* UXDP_TX frames sent */
 	uint64_t redirect;	/* UXDP_REDIRECT frames sent */
 	uint64_t aborted;	/* UXDP_ABORTED, including invalid verdicts */
 	uint64_t invalid_action;	/* verdicts > UXDP_ACTION_MAX */
-	uint64_t no_prog;	/* packets received with no program attached */
-	uint64_t tx_err;	/* UXDP_TX frames the device did not take */
-	uint64_t redirect_err;	/* redirects with no target, or not taken */
+	uint64_t no_prog;	/* received with no program attached */
+	/* UXDP_TX frames the device did not take; its txq stats say why. */
+	uint64_t tx_err;
+	/* Redirected frames the target did not take (ring full, down, too
+	 * big: the target's txq stats say which). */
+	uint64_t redirect_err;
+	/* UXDP_REDIRECT with no target: no redirect helper called, or it
+	 * found nothing. */
+	uint64_t redirect_no_target;
+	/* uxdp_redirect_map() found an empty slot (never set, or its device
+	 * destroyed) and the fallback verdict in flags was carried out; that
+	 * verdict is counted as well. */
+	uint64_t redirect_miss;
 	uint64_t frame_err;	/* no headroom/tailroom to make a frame */
 	uint64_t xmit_calls;	/* xmit calls made flushing bulk queues */
+	/* Frames queued for this queue and given back unprocessed when it
+	 * went down or its device was destroyed. */
+	uint64_t drained;
 };
 
 /*
@@ -421,25 +451,19 @@ struct uxdp_xdp_rxq {
 	struct uxdp_xdp_target *tx_target;
 	uxdp_pass_fn pass;
 	void *pass_arg;
-	/* Odd while a poll of this queue runs (grace periods for detach). */
-	uint32_t poll_seq;
 	struct uxdp_rxq_stats stats;
 };
 
 /*
  * Attach @prog (NULL detaches) while traffic flows. The polling thread picks
  * the new program up at its next poll; when this returns, no poll is still
- * running the old program, so the caller may drop its reference. Returns
- * the previous program (the caller now owns that reference).
+ * running the old program (a grace period), so the caller may drop its
+ * reference. *@old gets the previous program (the caller now owns that
+ * reference). Returns 0, or -EDEADLK from inside a poll (a program or a
+ * pass handler), where it would wait for itself; nothing changes then.
  */
-struct uxdp_prog *uxdp_xdp_rxq_set_prog(struct uxdp_xdp_rxq *rxq,
-					struct uxdp_prog *prog);
-
-/*
- * Wait until no poll of @rxq that could have missed a seq_cst store made
- * before this call is still running (a grace period, as synchronize_rcu).
- */
-void uxdp_xdp_rxq_sync(struct uxdp_xdp_rxq *rxq);
+int uxdp_xdp_rxq_set_prog(struct uxdp_xdp_rxq *rxq, struct uxdp_prog *prog,
+			  struct uxdp_prog **old);
 
 /*
  * Per-thread datapath state (the kernel's per-CPU bulk queues and
@@ -459,9 +483,11 @@ struct uxdp_xdp_cpu *uxdp_xdp_cpu_get(void);
 uint32_t uxdp_thread_index(void);
 
 /*
- * Mark the start/end of one poll of @rxq by the calling thread. end flushes
- * every bulk queue the poll filled (XDP_TX first, then redirects), with
- * UXDP_XMIT_FLUSH. The dev layer calls these around each driver poll.
+ * Mark the start/end of one poll of @rxq by the calling thread. Between
+ * them the thread is in a read-side section: programs, maps and devices it
+ * reaches stay alive until end. end flushes every bulk queue the poll
+ * filled (XDP_TX first, then redirects), with UXDP_XMIT_FLUSH. The dev
+ * layer calls these around each driver poll.
  */
 struct uxdp_xdp_cpu *uxdp_xdp_poll_begin(struct uxdp_xdp_rxq *rxq);
 void uxdp_xdp_poll_end(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq);

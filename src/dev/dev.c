@@ -1,21 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The device model: allocation and the name registry, up/down, program
- * attach, polls (begin, driver poll, flush), transmit, stats and the optional
- * polling threads.
+ * attach, polls (begin, driver poll, flush), transmit, stats, and a
+ * destroy that is safe while traffic flows. Polling threads and poll
+ * groups are in group.c.
  */
 #define _GNU_SOURCE
 #include "../internal.h"
 
-#include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <uxdp/dev.h>
+#include <uxdp/pool.h>
 
 #include "../xdp/xdp_internal.h"
 #include "dev_internal.h"
@@ -70,12 +68,6 @@ static void reg_del(struct uxdp_dev *dev)
 
 static void dev_free_mem(struct uxdp_dev *dev)
 {
-	uint32_t i;
-
-	if (dev->rxq)
-		for (i = 0; i < dev->nrxq; i++)
-			if (dev->rxq[i].efd >= 0)
-				close(dev->rxq[i].efd);
 	uxdp_xdp_target_fini(&dev->target);
 	free(dev->rxq);
 	free(dev->txq);
@@ -132,8 +124,6 @@ uxdp_dev_alloc(const char *name, const struct uxdp_dev_ops *ops,
 	memset(dev->txq, 0, ntxq * sizeof(*dev->txq));
 	if (priv_size)
 		memset(dev->priv, 0, priv_size);
-	for (i = 0; i < nrxq; i++)
-		dev->rxq[i].efd = -1;
 	dev->target.xmit = dev_target_xmit;
 	if (uxdp_xdp_target_init(&dev->target))
 		goto err_free;
@@ -145,11 +135,6 @@ uxdp_dev_alloc(const char *name, const struct uxdp_dev_ops *ops,
 		q->xdp.info.dev = dev;
 		q->xdp.info.queue_index = i;
 		q->xdp.tx_target = &dev->target;
-		q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (q->efd < 0) {
-			err = uxdp_fail(errno, "dev %s: eventfd failed", name);
-			goto err_free;
-		}
 	}
 	err = reg_add(dev);
 	if (err)
@@ -185,17 +170,42 @@ UXDP_EXPORT struct uxdp_txq_stats *uxdp_dev_txq_stats_ptr(struct uxdp_dev *dev,
 
 UXDP_EXPORT __cold void uxdp_dev_destroy(struct uxdp_dev *dev)
 {
-	uint32_t i;
+	uint32_t i, forgot;
 
 	if (!dev)
 		return;
+	if (xdp_rcu_in_reader()) {
+		uxdp_pr(UXDP_WARN, "uxdp: dev %s: uxdp_dev_destroy() from inside "
+			"a poll would wait for itself: not destroyed\n",
+			dev->name);
+		return;
+	}
+	/* Nobody polls it any more: its threads are gone, its queues are
+	 * out of every group, and down waited for the polls in progress and
+	 * gave back what was queued to it. */
 	uxdp_dev_stop(dev);
+	group_forget_dev(dev);
 	uxdp_dev_down(dev);
+	/* Nobody finds it any more: not by name, not through a map slot, not
+	 * as a veth peer. Transmits to it fail from here on (it is down). */
 	reg_del(dev);
+	forgot = xdp_maps_forget(&dev->target);
+	if (dev->ops->unlink)
+		dev->ops->unlink(dev);
+	/* Whoever found it before has finished with it: every poll and
+	 * transmit that was running has ended, and with it every bulk queue
+	 * holding frames for it has been flushed (refused: counted by the
+	 * sender, returned to their owners). */
+	xdp_synchronize("dev destroy");
+	if (forgot)
+		uxdp_pr(UXDP_DEBUG, "uxdp: dev %s: cleared from %u map "
+			"slot(s)\n", dev->name, forgot);
 	if (dev->ops->destroy)
 		dev->ops->destroy(dev);
+	/* No poll can run on it: no grace period needed for the programs. */
 	for (i = 0; i < dev->nrxq; i++)
-		uxdp_prog_put(uxdp_xdp_rxq_set_prog(&dev->rxq[i].xdp, NULL));
+		uxdp_prog_put(__atomic_exchange_n(&dev->rxq[i].xdp.prog, NULL,
+						  __ATOMIC_ACQ_REL));
 	dev_free_mem(dev);
 }
 
@@ -252,6 +262,7 @@ UXDP_EXPORT uint32_t uxdp_dev_num_txq(const struct uxdp_dev *dev)
 
 UXDP_EXPORT int uxdp_dev_up(struct uxdp_dev *dev)
 {
+	uint32_t q;
 	int err = 0;
 
 	uxdp_clear_err();
@@ -259,22 +270,39 @@ UXDP_EXPORT int uxdp_dev_up(struct uxdp_dev *dev)
 		return 0;
 	if (dev->ops->open)
 		err = dev->ops->open(dev);
-	if (!err)
-		__atomic_store_n(&dev->up, 1, __ATOMIC_RELEASE);
-	return err;
+	if (err)
+		return err;
+	__atomic_store_n(&dev->up, 1, __ATOMIC_RELEASE);
+	/* Threads polling it sleep while it is down: wake them. Inside a
+	 * read section, which keeps their groups alive. */
+	{
+		struct uxdp_xdp_cpu *cpu = uxdp_xdp_cpu_get();
+
+		if (cpu)
+			xdp_rcu_lock(cpu);
+		for (q = 0; q < dev->nrxq; q++)
+			dev_kick(dev, q);
+		if (cpu)
+			xdp_rcu_unlock(cpu);
+	}
+	return 0;
 }
 
-UXDP_EXPORT void uxdp_dev_down(struct uxdp_dev *dev)
+UXDP_EXPORT int uxdp_dev_down(struct uxdp_dev *dev)
 {
-	uint32_t i;
+	int err;
 
+	uxdp_clear_err();
+	if (xdp_rcu_in_reader())
+		return xdp_synchronize("dev down");
 	if (!__atomic_exchange_n(&dev->up, 0, __ATOMIC_SEQ_CST))
-		return;
-	/* No poll runs past this point (see uxdp_dev_poll). */
-	for (i = 0; i < dev->nrxq; i++)
-		uxdp_xdp_rxq_sync(&dev->rxq[i].xdp);
+		return 0;
+	/* No poll of it runs past this point (see uxdp_dev_poll), and no
+	 * transmit that still saw it up is in progress. */
+	err = xdp_synchronize("dev down");
 	if (dev->ops->stop)
 		dev->ops->stop(dev);
+	return err;
 }
 
 UXDP_EXPORT bool uxdp_dev_is_up(const struct uxdp_dev *dev)
@@ -291,9 +319,15 @@ UXDP_EXPORT int uxdp_dev_attach_prog(struct uxdp_dev *dev, uint32_t q,
 	if (q != UXDP_ALL_QUEUES && q >= dev->nrxq)
 		return uxdp_fail(EINVAL, "dev %s: no rx queue %u", dev->name, q);
 	for (i = 0; i < dev->nrxq; i++) {
+		struct uxdp_prog *old;
+		int err;
+
 		if (q != UXDP_ALL_QUEUES && i != q)
 			continue;
-		uxdp_prog_put(uxdp_xdp_rxq_set_prog(&dev->rxq[i].xdp, prog));
+		err = uxdp_xdp_rxq_set_prog(&dev->rxq[i].xdp, prog, &old);
+		if (err)
+			return err;
+		uxdp_prog_put(old);
 	}
 	return 0;
 }
@@ -322,24 +356,22 @@ UXDP_EXPORT struct uxdp_xdp_target *uxdp_dev_target(struct uxdp_dev *dev)
 
 /* ---- datapath ------------------------------------------------------------------ */
 
-UXDP_EXPORT int uxdp_dev_poll(struct uxdp_dev *dev, uint32_t q, int budget)
+int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget)
 {
-	struct uxdp_xdp_rxq *rxq;
+	struct uxdp_xdp_rxq *rxq = &dev->rxq[q].xdp;
 	struct uxdp_xdp_cpu *cpu;
 	int n;
 
-	if (unlikely(q >= dev->nrxq || budget < 0))
-		return -EINVAL;
-	rxq = &dev->rxq[q].xdp;
 	cpu = uxdp_xdp_poll_begin(rxq);
 	if (unlikely(!cpu))
 		return -EMFILE;		/* more than UXDP_MAX_THREADS */
 	/*
-	 * Checked after poll_begin made the sequence odd, both seq_cst, so
-	 * uxdp_dev_down() either stops this poll here or waits for it to end
+	 * Checked inside the read section poll_begin opened: uxdp_dev_down()
+	 * clears "up" and then waits for a grace period, so either this poll
+	 * sees the device down and stops here, or down waits for it to end
 	 * before the driver tears the queue down.
 	 */
-	if (unlikely(!__atomic_load_n(&dev->up, __ATOMIC_SEQ_CST))) {
+	if (unlikely(!__atomic_load_n(&dev->up, __ATOMIC_ACQUIRE))) {
 		uxdp_xdp_poll_end(cpu, rxq);
 		return -ENETDOWN;
 	}
@@ -348,12 +380,81 @@ UXDP_EXPORT int uxdp_dev_poll(struct uxdp_dev *dev, uint32_t q, int budget)
 	return n;
 }
 
+UXDP_EXPORT int uxdp_dev_poll(struct uxdp_dev *dev, uint32_t q, int budget)
+{
+	if (unlikely(q >= dev->nrxq || budget < 0))
+		return -EINVAL;
+	return dev_poll_locked(dev, q, budget);
+}
+
 UXDP_EXPORT int uxdp_dev_xmit(struct uxdp_dev *dev, int n,
 			      struct uxdp_frame **frames, uint32_t flags)
 {
+	struct uxdp_xdp_cpu *cpu;
+	int ret;
+
 	if (unlikely(n < 0))
 		return -EINVAL;
-	return dev->ops->xdp_xmit(dev, n, frames, flags);
+	cpu = uxdp_xdp_cpu_get();
+	if (unlikely(!cpu))
+		return -EMFILE;
+	/* A read section: the device (and a veth peer it writes into) stay
+	 * alive for the call, even if another thread destroys one. */
+	xdp_rcu_lock(cpu);
+	ret = dev->ops->xdp_xmit(dev, n, frames, flags);
+	xdp_rcu_unlock(cpu);
+	return ret;
+}
+
+UXDP_EXPORT struct uxdp_pool *uxdp_dev_pool(struct uxdp_dev *dev, uint32_t q)
+{
+	if (!dev || q >= dev->nrxq || !dev->ops->rx_pool)
+		return NULL;
+	return dev->ops->rx_pool(dev, q);
+}
+
+UXDP_EXPORT __cold int uxdp_dev_audit(struct uxdp_dev *dev,
+				      struct uxdp_dev_audit *out)
+{
+	struct uxdp_dev_audit a = { 0 };
+	uint32_t q, k, i;
+
+	uxdp_clear_err();
+	if (!dev)
+		return uxdp_fail(EINVAL, "dev: NULL device");
+	for (q = 0; q < dev->nrxq; q++) {
+		struct uxdp_pool *pool = uxdp_dev_pool(dev, q);
+		uint32_t n;
+		uint8_t *where;
+
+		if (!pool)
+			continue;
+		/* Queues may share a pool: count each once. */
+		for (k = 0; k < q; k++)
+			if (uxdp_dev_pool(dev, k) == pool)
+				break;
+		if (k < q)
+			continue;
+		n = uxdp_umem_nchunks(uxdp_pool_umem(pool));
+		where = malloc(n ? n : 1);
+		if (!where)
+			return uxdp_fail(ENOMEM, "dev %s: audit: out of memory",
+					 dev->name);
+		uxdp_pool_audit(pool, where);
+		for (i = 0; i < n; i++) {
+			/* Exactly one bit, and never a chunk seen twice. */
+			if (!where[i] || (where[i] & (where[i] - 1)))
+				a.misplaced++;
+			else if (where[i] & UXDP_LOC_DRIVER)
+				a.in_flight++;
+		}
+		free(where);
+		a.pools++;
+		a.chunks += n;
+	}
+	if (out)
+		*out = a;
+	return (int)a.misplaced;
 }
 
 static void copy_stats(uint64_t *dst, const uint64_t *src, size_t n)
@@ -384,123 +485,17 @@ UXDP_EXPORT int uxdp_dev_txq_stats(const struct uxdp_dev *dev, uint32_t q,
 	return 0;
 }
 
-/* ---- polling threads --------------------------------------------------------------- */
+/* ---- kicks ------------------------------------------------------------------------- */
 
 UXDP_EXPORT void uxdp_dev_kick(struct uxdp_dev *dev, uint32_t q)
 {
-	dev_kick(dev, q);
-}
+	struct uxdp_xdp_cpu *cpu = uxdp_xdp_cpu_get();
 
-void dev_kick_slow(struct uxdp_dev *dev, uint32_t q)
-{
-	struct dev_rxq *rq = &dev->rxq[q];
-	uint64_t one = 1;
-	/*
-	 * A Dekker handshake with rxq_thread_idle(), done with read-modify-
-	 * writes on need_wakeup alone (both seq_cst, so they are totally
-	 * ordered): if the poller's exchange came first we read its 1 and
-	 * wake it; if ours came first, the poller's exchange reads our value
-	 * and so synchronises with us, and its ring check that follows sees
-	 * the entries the producer submitted before calling us.
-	 */
-	if (__atomic_exchange_n(&rq->need_wakeup, 0, __ATOMIC_SEQ_CST))
-		if (write(rq->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			uxdp_pr(UXDP_WARN, "uxdp: kick %s/%u: %s\n", dev->name,
-				q, strerror(errno));
-}
-
-static void rxq_thread_idle(struct uxdp_dev *dev, struct dev_rxq *rq)
-{
-	struct pollfd pfd = { .fd = rq->efd, .events = POLLIN };
-	uint64_t v;
-
-	__atomic_exchange_n(&rq->need_wakeup, 1, __ATOMIC_SEQ_CST); /* see kick */
-	if (!(dev->ops->rx_pending && dev->ops->rx_pending(dev, rq->index)) &&
-	    !__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE))
-		poll(&pfd, 1, (int)((dev->idle_us + 999) / 1000));
-	if (read(rq->efd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: timed out or woken by nothing; fine. */
-	}
-	__atomic_store_n(&rq->need_wakeup, 0, __ATOMIC_RELAXED);
-}
-
-static void *rxq_thread(void *arg)
-{
-	struct dev_rxq *rq = arg;
-	struct uxdp_dev *dev = rq->dev;
-
-	if (dev->pin_cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(dev->pin_cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
-	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
-		int n = uxdp_dev_poll(dev, rq->index, dev->budget);
-
-		if (n <= 0)
-			rxq_thread_idle(dev, rq);
-	}
-	return NULL;
-}
-
-UXDP_EXPORT __cold int uxdp_dev_start(struct uxdp_dev *dev,
-				      const struct uxdp_dev_thread_opts *opts)
-{
-	uint32_t i, flags;
-	int err;
-
-	uxdp_clear_err();
-	if (!UXDP_OPTS_VALID(opts, uxdp_dev_thread_opts))
-		return -EINVAL;
-	if (dev->threads_running)
-		return uxdp_fail(EALREADY, "dev %s: threads already running",
-				 dev->name);
-	flags = UXDP_OPTS_GET(opts, flags, 0);
-	if (flags & ~UXDP_THREAD_F_PIN)
-		return uxdp_fail(EINVAL, "dev %s: unknown thread flags 0x%x",
-				 dev->name, flags);
-	dev->budget = UXDP_OPTS_GET(opts, budget, UXDP_NAPI_BUDGET);
-	dev->idle_us = UXDP_OPTS_GET(opts, idle_us, 10000);
-	dev->pin_cpu = (flags & UXDP_THREAD_F_PIN) ? UXDP_OPTS_GET(opts, cpu, 0)
-						   : -1;
-	if (dev->budget < 1)
-		return uxdp_fail(EINVAL, "dev %s: budget %d < 1", dev->name,
-				 dev->budget);
-	__atomic_store_n(&dev->stop, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&dev->threads_running, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < dev->nrxq; i++) {
-		err = pthread_create(&dev->rxq[i].thread, NULL, rxq_thread,
-				     &dev->rxq[i]);
-		if (err) {
-			uxdp_dev_stop(dev);
-			return uxdp_fail(err, "dev %s: pthread_create: %s",
-					 dev->name, strerror(err));
-		}
-		dev->rxq[i].thread_started = true;
-	}
-	return 0;
-}
-
-UXDP_EXPORT __cold void uxdp_dev_stop(struct uxdp_dev *dev)
-{
-	uint64_t one = 1;
-	uint32_t i;
-
-	if (!__atomic_load_n(&dev->threads_running, __ATOMIC_ACQUIRE))
+	if (q >= dev->nrxq)
 		return;
-	__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < dev->nrxq; i++) {
-		struct dev_rxq *rq = &dev->rxq[i];
-
-		if (!rq->thread_started)
-			continue;
-		if (write(rq->efd, &one, sizeof(one)) < 0) {
-			/* Full counter: the thread is awake anyway. */
-		}
-		pthread_join(rq->thread, NULL);
-		rq->thread_started = false;
-	}
-	__atomic_store_n(&dev->threads_running, 0, __ATOMIC_RELEASE);
+	if (cpu)
+		xdp_rcu_lock(cpu);
+	dev_kick(dev, q);
+	if (cpu)
+		xdp_rcu_unlock(cpu);
 }

@@ -16,11 +16,14 @@ struct dev_rxq {
 	struct uxdp_xdp_rxq xdp;
 	struct uxdp_dev *dev;
 	uint32_t index;
-	/* Polling thread: sleeps on efd when idle with need_wakeup set. */
-	uint32_t need_wakeup;
-	int efd;
-	bool thread_started;
-	pthread_t thread;
+	/*
+	 * The poll group polling this queue, or NULL: set and cleared under
+	 * the group lock, read by kicks from any thread inside a read-side
+	 * section (a group is freed only after a grace period).
+	 */
+	struct uxdp_poll_group *group;
+	/* The group uxdp_dev_start() made for this queue alone. */
+	struct uxdp_poll_group *own_group;
 } __attribute__((aligned(UXDP_CACHE_LINE)));
 
 struct dev_txq {
@@ -37,15 +40,8 @@ struct uxdp_dev {
 	struct dev_txq *txq;
 	uint32_t up;
 	struct uxdp_xdp_target target;
-	/* Polling threads. */
-	uint32_t threads_running;
-	uint32_t stop;
-	int budget;
-	uint32_t idle_us;
-	int pin_cpu;
 	void *priv;
 };
-
 
 static inline void *dev_priv(const struct uxdp_dev *dev)
 {
@@ -70,13 +66,29 @@ static inline bool dev_is_up(const struct uxdp_dev *dev)
 	return __atomic_load_n(&dev->up, __ATOMIC_ACQUIRE);
 }
 
-void dev_kick_slow(struct uxdp_dev *dev, uint32_t q);
+/* Wake the poll group's thread if it sleeps (group.c). */
+void group_kick(struct uxdp_poll_group *g);
 
-/* uxdp_dev_kick(): nothing to do unless polling threads run. */
+/*
+ * uxdp_dev_kick(): wake whoever polls RX queue @q, if it sleeps. Called
+ * inside a read-side section (a transmit), which keeps the group alive.
+ */
 static inline void dev_kick(struct uxdp_dev *dev, uint32_t q)
 {
-	if (__atomic_load_n(&dev->threads_running, __ATOMIC_RELAXED))
-		dev_kick_slow(dev, q);
+	struct uxdp_poll_group *g = __atomic_load_n(&dev->rxq[q].group,
+						    __ATOMIC_ACQUIRE);
+
+	if (g)
+		group_kick(g);
 }
+
+/*
+ * One poll of @dev's queue @q by a thread already in a read-side section
+ * (uxdp_dev_poll's body). Returns packets processed or -errno.
+ */
+int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget);
+
+/* Take every queue of @dev out of its poll group (destroy). */
+void group_forget_dev(struct uxdp_dev *dev);
 
 #endif /* UXDP_DEV_INTERNAL_H */

@@ -4,15 +4,20 @@
  *
  * Receive refills from the device's own pool with uxdp_pool_alloc_batch()
  * and uxdp_buff_set_size(), as a zero-copy driver does, and runs the
- * program on each buffer. The packet bytes are written once per chunk at
- * create time and not rewritten: like the kernel's live-frames generator
- * (net/bpf/test_run.c), a program that changes a packet changes it for the
- * next use of that buffer too.
+ * program on each buffer. The packet is written once per chunk at create
+ * time, like the kernel's live-frames generator (net/bpf/test_run.c), so a
+ * program that changes a packet changes it for the next use of that buffer
+ * too, unless UXDP_NULL_F_REWRITE asks for a fresh copy per packet.
+ * A count limit and a packet rate make the queue go idle between packets,
+ * so its poller sleeps; a paced one is woken by a timerfd (rx_fd).
  */
 #include "../internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <uxdp/dev.h>
 #include <uxdp/null.h>
@@ -22,13 +27,32 @@
 #include "../dev/dev_internal.h"
 #include "../xdp/xdp_internal.h"
 
-#define NULL_CHUNK	2048
-#define NULL_MAX_LEN	1500
+#define NULL_CHUNK		2048
+#define NULL_SEQ_OFFSET		42	/* UDP payload of the default packet */
+#define NULL_FLAGS		(UXDP_NULL_F_REWRITE | UXDP_NULL_F_SEQ | \
+				 UXDP_NULL_F_NO_RX)
+/* A paced generator catches up by at most this many packets after a
+ * stall, rather than bursting everything it missed. */
+#define NULL_PACE_BURST		1024
+/* Its timer ticks at most this often; each tick allows pps / 10^4 or
+ * more packets. */
+#define NULL_TICK_MIN_NS	100000
 
 struct null_priv {
 	struct uxdp_umem *umem;
 	struct uxdp_pool *pool;
 	uint32_t rx_len;
+	uint32_t flags;
+	uint32_t seq_offset;
+	uint64_t count;			/* 0: no limit */
+	uint64_t pps;			/* 0: unpaced */
+	/* Written by the polling thread, read by anyone (relaxed). */
+	uint64_t generated;
+	/* Pacing: packets due since pace_t0 are pps * elapsed. */
+	uint64_t pace_t0;		/* ns, CLOCK_MONOTONIC */
+	uint64_t pace_sent;		/* packets generated since pace_t0 */
+	int timer_fd;			/* paced only, else -1 */
+	unsigned char *tmpl;		/* rx_len bytes, zero-padded */
 	struct uxdp_spinlock tx_lock;
 };
 
@@ -37,39 +61,179 @@ static inline struct null_priv *null_priv(const struct uxdp_dev *dev)
 	return dev_priv(dev);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * How many packets the rate allows now. Pure when @commit is false (the
+ * idle check may run on another thread); the poller commits, sliding the
+ * start forward after a stall so the catch-up is a burst of at most
+ * NULL_PACE_BURST.
+ */
+static uint64_t pace_allowed(struct null_priv *priv, bool commit)
+{
+	uint64_t t0 = __atomic_load_n(&priv->pace_t0, __ATOMIC_RELAXED);
+	uint64_t sent = __atomic_load_n(&priv->pace_sent, __ATOMIC_RELAXED);
+	uint64_t now = now_ns(), due;
+
+	if (now < t0)
+		return 0;
+	due = (uint64_t)((unsigned __int128)(now - t0) * priv->pps /
+			 1000000000ULL);
+	if (due <= sent)
+		return 0;
+	if (due - sent > NULL_PACE_BURST) {
+		if (commit) {
+			/* Forget what was missed beyond one burst. */
+			__atomic_store_n(&priv->pace_t0, now, __ATOMIC_RELAXED);
+			__atomic_store_n(&priv->pace_sent, 0, __ATOMIC_RELAXED);
+		}
+		return NULL_PACE_BURST;
+	}
+	return due - sent;
+}
+
+/* Packets the queue may generate now, at most @budget. */
+static uint64_t null_allowed(struct null_priv *priv, uint64_t budget,
+			     bool commit)
+{
+	uint64_t n = budget;
+
+	if (priv->count) {
+		uint64_t left = priv->count -
+			__atomic_load_n(&priv->generated, __ATOMIC_RELAXED);
+
+		n = MIN(n, left);
+	}
+	if (priv->pps && n)
+		n = MIN(n, pace_allowed(priv, commit));
+	return n;
+}
+
+/* Rewrite what the flags ask for, as each buffer is handed out. */
+static void null_fill(struct null_priv *priv, struct uxdp_buff **bufs,
+		      uint32_t n)
+{
+	uint64_t seq = priv->generated;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char *d = bufs[i]->data;
+
+		if (priv->flags & UXDP_NULL_F_REWRITE)
+			memcpy(d, priv->tmpl, priv->rx_len);
+		if (priv->flags & UXDP_NULL_F_SEQ)
+			memcpy(d + priv->seq_offset, &seq, sizeof(seq));
+		seq++;
+	}
+}
+
 static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *cpu,
 		     int budget)
 {
 	struct null_priv *priv = null_priv(dev);
 	struct uxdp_xdp_rxq *rxq = dev_xdp_rxq(dev, q);
 	struct uxdp_buff *bufs[UXDP_NAPI_BUDGET];
+	uint64_t allowed;
 	int done = 0;
 
 	if (!priv->pool)
 		return 0;
-	/* The pool belongs to the thread that polls this queue. */
+	/* The pool belongs to the thread that polls this queue: a queue
+	 * moved to another poll group moves its pool along. */
 	if (unlikely(!uxdp_pool_is_owner(priv->pool)))
 		uxdp_pool_set_owner(priv->pool);
-	while (done < budget) {
-		uint32_t want = (uint32_t)(budget - done), n, i;
+	allowed = null_allowed(priv, (uint64_t)budget, true);
+	if (!allowed) {
+		uint64_t ticks;
 
-		if (want > UXDP_NAPI_BUDGET)
-			want = UXDP_NAPI_BUDGET;
+		/* Out of packets for now: consume the timer's ticks so the
+		 * poller sleeps until the next one. */
+		if (priv->timer_fd >= 0 &&
+		    read(priv->timer_fd, &ticks, sizeof(ticks)) < 0) {
+			/* EAGAIN: no tick pending. */
+		}
+		return 0;
+	}
+	while ((uint64_t)done < allowed) {
+		uint32_t want = (uint32_t)MIN(allowed - (uint64_t)done,
+					      UXDP_NAPI_BUDGET), n, i;
+
 		n = uxdp_pool_alloc_batch(priv->pool, bufs, want);
 		if (!n)
 			break;		/* every buffer is in flight */
 		for (i = 0; i < n; i++)
 			uxdp_buff_set_size(bufs[i], priv->rx_len);
+		if (priv->flags & (UXDP_NULL_F_REWRITE | UXDP_NULL_F_SEQ))
+			null_fill(priv, bufs, n);
+		/* Counted before the program runs: a program that reads the
+		 * count sees its own packets in it. */
+		__atomic_store_n(&priv->generated, priv->generated + n,
+				 __ATOMIC_RELAXED);
+		if (priv->pps)
+			__atomic_store_n(&priv->pace_sent,
+					 priv->pace_sent + n, __ATOMIC_RELAXED);
 		uxdp_xdp_run_batch(cpu, rxq, bufs, n);
 		done += (int)n;
 	}
 	return done;
 }
 
+/*
+ * Whether a poll would generate something: only shared state (the count,
+ * the clock, the pool's free list is the poller's own and is not read).
+ * A generator whose every buffer is in flight still says yes; whoever
+ * returns them is not the one to wake it, so its poller keeps polling,
+ * as a NIC under load would.
+ */
 static bool null_rx_pending(struct uxdp_dev *dev, uint32_t q)
 {
+	struct null_priv *priv = null_priv(dev);
+
 	(void)q;
-	return null_priv(dev)->pool != NULL;
+	return priv->pool && null_allowed(priv, 1, false);
+}
+
+static int null_rx_fd(struct uxdp_dev *dev, uint32_t q)
+{
+	(void)q;
+	return null_priv(dev)->timer_fd;
+}
+
+/* Up: a paced generator starts its clock and its timer. */
+static int null_open(struct uxdp_dev *dev)
+{
+	struct null_priv *priv = null_priv(dev);
+	uint64_t tick;
+	struct itimerspec its;
+
+	if (!priv->pps)
+		return 0;
+	__atomic_store_n(&priv->pace_t0, now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&priv->pace_sent, 0, __ATOMIC_RELAXED);
+	tick = MAX(1000000000ULL / priv->pps, (uint64_t)NULL_TICK_MIN_NS);
+	tick = MIN(tick, 1000000000ULL);
+	its.it_interval.tv_sec = (time_t)(tick / 1000000000ULL);
+	its.it_interval.tv_nsec = (long)(tick % 1000000000ULL);
+	its.it_value = its.it_interval;
+	if (timerfd_settime(priv->timer_fd, 0, &its, NULL))
+		return uxdp_fail(errno, "null %s: timerfd_settime: %s",
+				 uxdp_dev_name(dev), strerror(errno));
+	return 0;
+}
+
+static void null_stop(struct uxdp_dev *dev)
+{
+	struct null_priv *priv = null_priv(dev);
+	struct itimerspec off = { 0 };
+
+	if (priv->timer_fd >= 0)
+		timerfd_settime(priv->timer_fd, 0, &off, NULL);
 }
 
 static int null_xdp_xmit(struct uxdp_dev *dev, int n,
@@ -103,19 +267,35 @@ static int null_xdp_xmit(struct uxdp_dev *dev, int n,
 	return n;
 }
 
+/*
+ * Buffers of ours may still travel as frames (queued on another device, a
+ * socket): the pool and its UMEM go when the last one comes home.
+ */
 static void null_destroy(struct uxdp_dev *dev)
 {
 	struct null_priv *priv = null_priv(dev);
 
-	if (priv->pool && uxdp_pool_destroy(priv->pool))
-		uxdp_pr(UXDP_WARN, "null %s: %s: leaking its buffers\n",
-			uxdp_dev_name(dev), uxdp_errmsg());
+	if (priv->pool)
+		uxdp_pool_retire(priv->pool, UXDP_POOL_RETIRE_UMEM);
 	else if (priv->umem)
 		uxdp_umem_destroy(priv->umem);
+	if (priv->timer_fd >= 0)
+		close(priv->timer_fd);
+	free(priv->tmpl);
+}
+
+static struct uxdp_pool *null_rx_pool(struct uxdp_dev *dev, uint32_t q)
+{
+	(void)q;
+	return null_priv(dev)->pool;
 }
 
 static const struct uxdp_dev_ops null_ops = {
 	.kind = "null",
+	.open = null_open,
+	.stop = null_stop,
+	.rx_pool = null_rx_pool,
+	.rx_fd = null_rx_fd,
 	.poll = null_poll,
 	.rx_pending = null_rx_pending,
 	.xdp_xmit = null_xdp_xmit,
@@ -126,24 +306,21 @@ static const struct uxdp_dev_ops null_ops = {
 static const unsigned char default_pkt[64] = {
 	0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
 	0x08, 0x00,
-	0x45, 0x00, 0x00, 0x32, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00,
+	0x45, 0x00, 0x00, 0x32, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb6, 0xb7,
 	0xc0, 0x00, 0x02, 0x01, 0xc0, 0x00, 0x02, 0x02,
 	0x04, 0x00, 0x04, 0x01, 0x00, 0x1e, 0x00, 0x00,
 };
 
-static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames,
-			 const void *tmpl, uint32_t tlen)
+static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames)
 {
 	struct null_priv *priv = null_priv(dev);
 	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = NULL_CHUNK);
 	struct uxdp_xdp_rxq *rxq = dev_xdp_rxq(dev, 0);
-	struct uxdp_ring *fill;
-	uint32_t i, idx, fsize = 1;
+	uint32_t i;
 	char *area;
+	int err;
 
-	while (fsize < frames)
-		fsize <<= 1;
-	uo.fill_size = fsize;
+	/* The fill ring holds every chunk (the UMEM's default). */
 	priv->umem = uxdp_umem_create(NULL, (uint64_t)frames * NULL_CHUNK, &uo);
 	if (!priv->umem)
 		return -errno;
@@ -155,26 +332,21 @@ static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames,
 	rxq->info.mem.owner = NULL;
 	uxdp_pool_set_rxq(priv->pool, &rxq->info);
 
+	/* The packet, once per buffer; REWRITE copies it again per use. */
 	area = uxdp_umem_area(priv->umem);
-	fill = uxdp_umem_fill_ring(priv->umem);
-	uxdp_ring_prod_reserve(fill, frames, &idx);
-	for (i = 0; i < frames; i++) {
-		char *data = area + (uint64_t)i * NULL_CHUNK +
-			     UXDP_PACKET_HEADROOM;
-
-		memset(data, 0, priv->rx_len);
-		memcpy(data, tmpl, MIN(tlen, priv->rx_len));
-		*uxdp_ring_addr(fill, idx + i) = (uint64_t)i * NULL_CHUNK;
-	}
-	uxdp_ring_prod_submit(fill, frames);
-	return 0;
+	for (i = 0; i < frames; i++)
+		memcpy(area + (uint64_t)i * NULL_CHUNK + UXDP_PACKET_HEADROOM,
+		       priv->tmpl, priv->rx_len);
+	err = uxdp_umem_fill_all(priv->umem);
+	return err < 0 ? err : 0;
 }
 
 UXDP_EXPORT __cold struct uxdp_dev *
 uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 {
 	const void *tmpl;
-	uint32_t frames, len, tlen;
+	uint32_t frames, len, tlen, flags, seq_off;
+	struct null_priv *priv;
 	struct uxdp_dev *dev;
 	int err;
 
@@ -183,34 +355,89 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 		errno = EINVAL;
 		return NULL;
 	}
-	frames = UXDP_OPTS_GET(opts, rx_frames, 0);
-	len = UXDP_OPTS_GET(opts, rx_len, 64);
+	flags = UXDP_OPTS_GET(opts, flags, 0);
+	frames = UXDP_OPTS_GET(opts, rx_frames, UXDP_NULL_DEFAULT_FRAMES);
 	tmpl = UXDP_OPTS_GET(opts, rx_template, NULL);
 	tlen = UXDP_OPTS_GET(opts, rx_template_len, 0);
+	seq_off = UXDP_OPTS_GET(opts, seq_offset, NULL_SEQ_OFFSET);
 	if (!tmpl) {
 		tmpl = default_pkt;
 		tlen = sizeof(default_pkt);
 	}
-	if (len < 14 || len > NULL_MAX_LEN || frames > (1U << 20)) {
-		errno = -uxdp_fail(EINVAL, "null: rx_len %u (14..%d) or "
-				   "rx_frames %u (<= 2^20) out of range",
-				   len, NULL_MAX_LEN, frames);
+	len = UXDP_OPTS_GET(opts, rx_len, tlen);
+	if (flags & ~NULL_FLAGS) {
+		errno = -uxdp_fail(EINVAL, "null: unknown flags 0x%x",
+				   flags & ~NULL_FLAGS);
+		return NULL;
+	}
+	if (tlen < 14 || tlen > UXDP_NULL_MAX_LEN) {
+		errno = -uxdp_fail(EINVAL, "null: rx_template_len %u: a packet "
+				   "needs 14 (an Ethernet header) to %d bytes",
+				   tlen, UXDP_NULL_MAX_LEN);
+		return NULL;
+	}
+	if (len < 14 || len > UXDP_NULL_MAX_LEN) {
+		errno = -uxdp_fail(EINVAL, "null: rx_len %u out of range "
+				   "(14..%d)", len, UXDP_NULL_MAX_LEN);
+		return NULL;
+	}
+	if (frames > (1U << 20)) {
+		errno = -uxdp_fail(EINVAL, "null: rx_frames %u out of range "
+				   "(1..2^20)", frames);
+		return NULL;
+	}
+	if ((flags & UXDP_NULL_F_SEQ) && seq_off + 8 > len) {
+		errno = -uxdp_fail(EINVAL, "null: seq_offset %u: the 8-byte "
+				   "sequence number must fit in %u-byte packets",
+				   seq_off, len);
 		return NULL;
 	}
 	dev = uxdp_dev_alloc(name, &null_ops, 1, 1, sizeof(struct null_priv));
 	if (!dev)
 		return NULL;
-	null_priv(dev)->rx_len = len;
-	if (frames) {
-		err = null_setup_rx(dev, frames, tmpl, tlen);
-		if (err) {
-			char msg[256];
-
-			snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
-			uxdp_dev_destroy(dev);
-			errno = -uxdp_fail(-err, "null %s: %s", name, msg);
-			return NULL;
+	priv = null_priv(dev);
+	priv->timer_fd = -1;
+	priv->rx_len = len;
+	priv->flags = flags;
+	priv->seq_offset = seq_off;
+	priv->count = UXDP_OPTS_GET(opts, rx_count, 0);
+	priv->pps = UXDP_OPTS_GET(opts, rx_pps, 0);
+	err = -ENOMEM;
+	priv->tmpl = calloc(1, len);
+	if (!priv->tmpl) {
+		uxdp_fail(ENOMEM, "null %s: out of memory", name);
+		goto err;
+	}
+	memcpy(priv->tmpl, tmpl, MIN(tlen, len));
+	if (priv->pps && !(flags & UXDP_NULL_F_NO_RX)) {
+		priv->timer_fd = timerfd_create(CLOCK_MONOTONIC,
+						TFD_NONBLOCK | TFD_CLOEXEC);
+		if (priv->timer_fd < 0) {
+			err = uxdp_fail(errno, "null %s: timerfd_create: %s",
+					name, strerror(errno));
+			goto err;
 		}
 	}
+	if (!(flags & UXDP_NULL_F_NO_RX)) {
+		err = null_setup_rx(dev, frames);
+		if (err)
+			goto err;
+	}
 	return dev;
+err:
+	{
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
+		uxdp_dev_destroy(dev);
+		errno = -uxdp_fail(-err, "null %s: %s", name, msg);
+		return NULL;
+	}
+}
+
+UXDP_EXPORT uint64_t uxdp_null_generated(struct uxdp_dev *dev)
+{
+	if (!dev || strcmp(uxdp_dev_kind(dev), "null"))
+		return 0;
+	return __atomic_load_n(&null_priv(dev)->generated, __ATOMIC_RELAXED);
 }

@@ -45,8 +45,11 @@ static inline struct veth_priv *veth_priv(const struct uxdp_dev *dev)
 	return dev_priv(dev);
 }
 
-/* Give back every frame still on @rq (queue going down or away). */
-static void veth_rq_drain(struct veth_rq *rq)
+/*
+ * Give back every frame still on @rq (queue going down or away), counted in
+ * the queue's drained: no poll of it runs then, so this is its only writer.
+ */
+static void veth_rq_drain(struct veth_rq *rq, struct uxdp_xdp_rxq *xrxq)
 {
 	struct uxdp_frame *frames[UXDP_BULK_SIZE];
 	uint32_t idx, n, i;
@@ -57,6 +60,7 @@ static void veth_rq_drain(struct veth_rq *rq)
 				*uxdp_ring_addr(&rq->cons, idx + i);
 		uxdp_ring_cons_release(&rq->cons, n);
 		uxdp_frame_return_bulk(frames, n);
+		stat_add(&xrxq->stats.drained, n);
 	}
 }
 
@@ -129,7 +133,14 @@ static int veth_xdp_xmit(struct uxdp_dev *dev, int n,
 	}
 	uxdp_spin_unlock(&rq->lock);
 
-	if (i && (flags & UXDP_XMIT_FLUSH))
+	/*
+	 * The doorbell rings on every flush, whatever this call took (the
+	 * kernel's veth schedules the peer's NAPI on every flush too): the
+	 * bulks that filled the ring earlier in the same poll went without
+	 * one, so a flush that finds the ring full is the only chance to
+	 * wake a peer that went to sleep before they arrived.
+	 */
+	if (flags & UXDP_XMIT_FLUSH)
 		dev_kick(peer, q);
 	return (int)i;
 }
@@ -193,24 +204,39 @@ static void veth_stop(struct uxdp_dev *dev)
 
 	for (i = 0; i < priv->nrq; i++) {
 		uxdp_spin_lock(&priv->rq[i].lock);
-		veth_rq_drain(&priv->rq[i]);
+		veth_rq_drain(&priv->rq[i], dev_xdp_rxq(dev, i));
 		uxdp_spin_unlock(&priv->rq[i].lock);
 	}
 }
 
-static void veth_destroy(struct uxdp_dev *dev)
+/*
+ * Destroy, before the grace period: the peer no longer finds us, so after
+ * it no transmit of the peer's writes into our rings, and we no longer
+ * find the peer.
+ */
+static void veth_unlink(struct uxdp_dev *dev)
 {
 	struct veth_priv *priv = veth_priv(dev);
 	struct uxdp_dev *peer = __atomic_exchange_n(&priv->peer, NULL,
 						    __ATOMIC_ACQ_REL);
-	uint32_t i;
 
 	if (peer)
 		__atomic_store_n(&veth_priv(peer)->peer, NULL, __ATOMIC_RELEASE);
+}
+
+/* Destroy, after the grace period: nothing can reach the rings now. */
+static void veth_destroy(struct uxdp_dev *dev)
+{
+	struct veth_priv *priv = veth_priv(dev);
+	uint32_t i;
+
+	veth_unlink(dev);	/* a pair whose creation failed half way */
 	if (!priv->rq)
 		return;
 	for (i = 0; i < priv->nrq; i++) {
-		veth_rq_drain(&priv->rq[i]);
+		if (!priv->rq[i].mem)
+			continue;
+		veth_rq_drain(&priv->rq[i], dev_xdp_rxq(dev, i));
 		uxdp_ring_mem_free(priv->rq[i].mem, priv->ring_size, 8);
 	}
 	free(priv->rq);
@@ -223,6 +249,7 @@ static const struct uxdp_dev_ops veth_ops = {
 	.poll = veth_poll,
 	.rx_pending = veth_rx_pending,
 	.xdp_xmit = veth_xdp_xmit,
+	.unlink = veth_unlink,
 	.destroy = veth_destroy,
 };
 

@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include <urcu/urcu-memb.h>
+
 #include <uxdp/pool.h>
 #include <uxdp/xdp.h>
 
@@ -29,6 +31,14 @@ static void cpu_release(void *arg)
 {
 	struct uxdp_xdp_cpu *cpu = arg;
 
+	/* A thread leaving mid-section would stall every grace period. */
+	if (cpu->rcu_nest) {
+		uxdp_pr(UXDP_WARN, "uxdp: thread %u exits inside a poll or "
+			"transmit\n", cpu->id);
+		cpu->rcu_nest = 1;
+		xdp_rcu_unlock(cpu);
+	}
+	urcu_memb_unregister_thread();
 	pthread_mutex_lock(&cpu_lock);
 	cpu_ids_used &= ~(1ULL << cpu->id);
 	pthread_mutex_unlock(&cpu_lock);
@@ -61,9 +71,55 @@ static __attribute__((noinline, cold)) struct uxdp_xdp_cpu *cpu_create(void)
 		return NULL;
 	}
 	cpu->id = (uint32_t)id;
+	/* Every thread that polls or transmits is an RCU reader; it leaves
+	 * the registry when it exits (cpu_release, the key's destructor). */
+	urcu_memb_register_thread();
 	pthread_setspecific(cpu_key, cpu);
 	uxdp_tls_cpu = cpu;
 	return cpu;
+}
+
+/* ---- grace periods (see xdp_internal.h) ------------------------------------- */
+
+#if defined(__SANITIZE_THREAD__)
+/*
+ * TSan cannot see the ordering liburcu gets from membarrier(): tell it that
+ * whatever a reader did before leaving its section happens before what a
+ * writer does after the grace period that waited for it.
+ */
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+static char rcu_hb;
+#define rcu_hb_release()	__tsan_release(&rcu_hb)
+#define rcu_hb_acquire()	__tsan_acquire(&rcu_hb)
+#else
+#define rcu_hb_release()	do { } while (0)
+#define rcu_hb_acquire()	do { } while (0)
+#endif
+
+void xdp_rcu_read_lock_slow(struct uxdp_xdp_cpu *cpu)
+{
+	(void)cpu;
+	urcu_memb_read_lock();
+}
+
+void xdp_rcu_read_unlock_slow(struct uxdp_xdp_cpu *cpu)
+{
+	(void)cpu;
+	rcu_hb_release();
+	urcu_memb_read_unlock();
+}
+
+int xdp_synchronize(const char *who)
+{
+	if (xdp_rcu_in_reader())
+		return uxdp_fail(EDEADLK,
+				 "%s: called from inside a poll or transmit (a "
+				 "program, a pass handler, a driver): it would "
+				 "wait for itself", who);
+	urcu_memb_synchronize_rcu();
+	rcu_hb_acquire();
+	return 0;
 }
 
 UXDP_EXPORT struct uxdp_xdp_cpu *uxdp_xdp_cpu_get(void)
@@ -196,13 +252,14 @@ UXDP_EXPORT struct uxdp_xdp_cpu *uxdp_xdp_poll_begin(struct uxdp_xdp_rxq *rxq)
 	if (unlikely(!cpu))
 		return NULL;
 	/*
-	 * Grace periods for program detach: make the sequence odd, then read
-	 * the program. Both seq_cst, pairing with the exchange-then-read in
-	 * uxdp_xdp_rxq_set_prog(): either this poll sees the new program, or
-	 * the setter sees the odd sequence and waits for this poll to end.
+	 * A poll is a read-side section: the program read here, the targets
+	 * its verdicts reach and the devices it transmits to stay alive until
+	 * poll_end, however they are swapped or destroyed meanwhile. Acquire
+	 * pairs with the release of the setter's exchange: a program that is
+	 * found is seen initialised.
 	 */
-	__atomic_fetch_add(&rxq->poll_seq, 1, __ATOMIC_SEQ_CST);
-	cpu->prog = __atomic_load_n(&rxq->prog, __ATOMIC_SEQ_CST);
+	xdp_rcu_lock(cpu);
+	cpu->prog = __atomic_load_n(&rxq->prog, __ATOMIC_ACQUIRE);
 	cpu->rxq = rxq;
 	return cpu;
 }
@@ -257,33 +314,25 @@ UXDP_EXPORT void uxdp_xdp_poll_end(struct uxdp_xdp_cpu *cpu,
 	cpu->flush_list = NULL;
 	cpu->prog = NULL;
 	cpu->rxq = NULL;
-	/* Release: the poll's use of the old program happens before a setter
-	 * waiting on this sequence sees it change. */
-	__atomic_store_n(&rxq->poll_seq, rxq->poll_seq + 1, __ATOMIC_RELEASE);
+	(void)rxq;
+	xdp_rcu_unlock(cpu);
 }
 
-UXDP_EXPORT struct uxdp_prog *uxdp_xdp_rxq_set_prog(struct uxdp_xdp_rxq *rxq,
-						    struct uxdp_prog *prog)
+UXDP_EXPORT int uxdp_xdp_rxq_set_prog(struct uxdp_xdp_rxq *rxq,
+				      struct uxdp_prog *prog,
+				      struct uxdp_prog **old)
 {
-	struct uxdp_prog *old;
+	int err;
 
+	uxdp_clear_err();
+	if (xdp_rcu_in_reader())
+		return xdp_synchronize("attach program");
 	uxdp_prog_get(prog);
-	old = __atomic_exchange_n(&rxq->prog, prog, __ATOMIC_SEQ_CST);
-	uxdp_xdp_rxq_sync(rxq);
-	return old;
-}
-
-UXDP_EXPORT void uxdp_xdp_rxq_sync(struct uxdp_xdp_rxq *rxq)
-{
-	/* seq_cst: orders the caller's earlier seq_cst store (a program
-	 * swap, a device going down) before this read; see poll_begin. */
-	uint32_t seq = __atomic_load_n(&rxq->poll_seq, __ATOMIC_SEQ_CST);
-
-	/* A poll in progress may still see the old state: wait it out.
-	 * Polls are bounded by their budget, so this is short. */
-	if (seq & 1)
-		while (__atomic_load_n(&rxq->poll_seq, __ATOMIC_ACQUIRE) == seq)
-			__builtin_ia32_pause();
+	/* Release: a poll that finds @prog sees it initialised. */
+	*old = __atomic_exchange_n(&rxq->prog, prog, __ATOMIC_ACQ_REL);
+	/* Every poll that may have read the old program has ended. */
+	err = xdp_synchronize("attach program");
+	return err;
 }
 
 /* ---- verdicts --------------------------------------------------------------------- */
@@ -349,7 +398,7 @@ run_one(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
 	if (act == UXDP_REDIRECT) {
 		t = cpu->ri_target;
 		if (unlikely(!t)) {
-			stat_inc(&st->redirect_err);
+			stat_inc(&st->redirect_no_target);
 			goto drop;
 		}
 		f = uxdp_buff_to_frame(buf);
