@@ -673,6 +673,26 @@ static void report_dpdk_rows(struct bench_variant *v, unsigned int nv)
 			      "alloc_batch+set_size+free_batch",
 			      med(u, M_TOTAL), med(d, M_TOTAL));
 	}
+	/*
+	 * Issue 6: the free-list cycle, like for like (no set_size), keeping
+	 * the guarantee that nothing is handed out twice, at most 1.5x a
+	 * mempool that makes no such check.
+	 */
+	for (b = 0; b < NDPDK; b++) {
+		uint32_t n = dpdk_bulks[b];
+		struct bench_variant *d = find(v, nv, CYCLE_DPDK, 0, n);
+		struct bench_variant *x = find(v, nv, CYCLE_BARE, 0, n);
+		char what[96];
+
+		if (!d || !x || n != 64)
+			continue;
+		snprintf(what, sizeof(what), "uxdp drop-bare n=%u / "
+			 "rte_mempool get+put n=%u", n, n);
+		report_target("pool", what, paired(x, d, M_TOTAL), 1.5,
+			      "%.2f vs %.2f cyc/buf (medians); drop-bare = "
+			      "alloc_batch+free_batch, double frees caught",
+			      med(x, M_TOTAL), med(d, M_TOTAL));
+	}
 }
 
 /* ---- the command --------------------------------------------------------- */

@@ -435,12 +435,28 @@ static void report_test(struct bench_variant *v, unsigned int nv,
 				report_summarise(row);
 		}
 	}
-	if (test == TEST_POLL)
-		return;
 	for (e = 0; e < 2; e++) {
 		struct bench_variant *u, *d;
 		char what[96];
 
+		if (test == TEST_POLL) {
+			/* Issue 6: an empty poll costs at most DPDK's. */
+			u = find_variant(v, nv, IMPL_UXDP, elem_sizes[e],
+					 POLL_BULK);
+			d = find_variant(v, nv, IMPL_DPDK, elem_sizes[e],
+					 POLL_BULK);
+			if (!u || !d)
+				continue;
+			snprintf(what, sizeof(what),
+				 "uxdp/dpdk empty poll of %u elem=%-2u",
+				 POLL_BULK, elem_sizes[e]);
+			report_target("ring", what,
+				      bench_paired_ratio(u, d, 0), 1.0,
+				      "uxdp %.2f vs dpdk %.2f cyc/poll "
+				      "(medians)", bench_median(u, 0),
+				      bench_median(d, 0));
+			continue;
+		}
 		u = find_variant(v, nv, IMPL_UXDP, elem_sizes[e], 32);
 		d = find_variant(v, nv, IMPL_DPDK, elem_sizes[e], 32);
 		if (!u || !d)
