@@ -7,6 +7,7 @@
  * once), the registry, and errors. Each test ends with the pool's
  * accounting: every buffer back, none twice.
  */
+#define _GNU_SOURCE		/* open_memstream */
 #include "t_helpers.h"
 
 #include <errno.h>
@@ -551,6 +552,185 @@ static void test_bad_options(void **state)
 	t_tdev_destroy(a);
 }
 
+/* ---- counters by name (issue 7) ----------------------------------------- */
+
+struct t_walk {
+	unsigned int n[3];		/* rx, tx, pool */
+	uint64_t rx_drop, rx_packets, pool_alloc;
+	unsigned int stop_after;	/* 0: never */
+};
+
+static int t_walk_fn(void *arg, const struct uxdp_stat *s)
+{
+	struct t_walk *w = arg;
+	unsigned int k = !strcmp(s->scope, "rx") ? 0 :
+			 !strcmp(s->scope, "tx") ? 1 : 2;
+
+	assert_true(!strcmp(s->scope, "rx") || !strcmp(s->scope, "tx") ||
+		    !strcmp(s->scope, "pool"));
+	assert_int_equal(s->queue, 0);
+	assert_non_null(s->desc);
+	assert_true(strlen(s->desc) > 5);
+	w->n[k]++;
+	if (k == 0 && !strcmp(s->name, "drop"))
+		w->rx_drop = s->value;
+	if (k == 0 && !strcmp(s->name, "packets"))
+		w->rx_packets = s->value;
+	if (k == 2 && !strcmp(s->name, "alloc"))
+		w->pool_alloc = s->value;
+	if (w->stop_after && w->n[0] + w->n[1] + w->n[2] == w->stop_after)
+		return 42;
+	return 0;
+}
+
+/*
+ * Every counter of a device by name, in the structs' order: rx, tx, then
+ * the pool the RX queue receives into; and a printer for them.
+ */
+static void test_stats_walk(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_null_opts, no, .rx_count = 100);
+	struct t_verdict v = { .verdict = UXDP_DROP };
+	struct uxdp_prog *p = uxdp_prog_create("d", t_prog_verdict, &v);
+	struct t_walk w = { { 0 } };
+	struct uxdp_dev *d;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	d = uxdp_null_create("walk0", &no);
+	assert_non_null(d);
+	assert_int_equal(uxdp_dev_attach_prog(d, 0, p), 0);
+	uxdp_prog_put(p);
+	assert_int_equal(uxdp_dev_up(d), 0);
+	assert_int_equal(uxdp_dev_poll(d, 0, 64), 64);
+	assert_int_equal(uxdp_dev_poll(d, 0, 64), 36);
+	assert_int_equal(uxdp_dev_poll(d, 0, 64), 0);	/* count reached */
+	assert_int_equal(uxdp_dev_stats_walk(d, t_walk_fn, &w), 0);
+	assert_int_equal(w.n[0], sizeof(struct uxdp_rxq_stats) / 8);
+	assert_int_equal(w.n[1], sizeof(struct uxdp_txq_stats) / 8);
+	assert_int_equal(w.n[2], 12);
+	assert_int_equal(w.rx_drop, 100);
+	assert_int_equal(w.rx_packets, 100);
+	assert_int_equal(w.pool_alloc, 100);
+	memset(&w, 0, sizeof(w));
+	w.stop_after = 3;
+	assert_int_equal(uxdp_dev_stats_walk(d, t_walk_fn, &w), 42);
+	assert_int_equal(w.n[0], 3);
+	assert_int_equal(uxdp_dev_stats_walk(NULL, t_walk_fn, &w), -EINVAL);
+	assert_int_equal(uxdp_dev_stats_walk(d, NULL, &w), -EINVAL);
+
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(uxdp_dev_stats_print(d, f, 0), 0);
+	fflush(f);
+	assert_non_null(strstr(buf, "walk0/rx0 drop"));
+	assert_non_null(strstr(buf, "walk0/pool0 alloc"));
+	assert_null(strstr(buf, "redirect_miss"));	/* zero: left out */
+	assert_int_equal(uxdp_dev_stats_print(d, f, UXDP_STATS_ALL |
+					      UXDP_STATS_DESC), 0);
+	fflush(f);
+	assert_non_null(strstr(buf, "redirect_miss"));
+	assert_non_null(strstr(buf, "frames received"));
+	assert_int_equal(uxdp_dev_stats_print(d, f, 1U << 8), -EINVAL);
+	fclose(f);
+	free(buf);
+	uxdp_dev_destroy(d);
+}
+
+/* ---- a driver that forgets uxdp_pool_set_rxq (issue 7, item 9) ---------- */
+
+struct t_norxq {
+	struct uxdp_umem *umem;
+	struct uxdp_pool *pool;
+};
+
+static int t_norxq_poll(struct uxdp_dev *dev, uint32_t q,
+			struct uxdp_xdp_cpu *cpu, int budget)
+{
+	struct t_norxq *t = *(struct t_norxq **)uxdp_dev_priv(dev);
+	struct uxdp_buff *bufs[64];
+	uint32_t n, i;
+
+	n = uxdp_pool_alloc_batch(t->pool, bufs, budget < 64 ? budget : 64);
+	for (i = 0; i < n; i++)
+		uxdp_buff_set_size(bufs[i], 60);
+	uxdp_xdp_run_batch(cpu, uxdp_dev_xdp_rxq(dev, q), bufs, n);
+	return (int)n;
+}
+
+static int t_norxq_xmit(struct uxdp_dev *dev, int n,
+			struct uxdp_frame **frames, uint32_t flags)
+{
+	(void)dev, (void)n, (void)frames, (void)flags;
+	return -ENXIO;
+}
+
+static const struct uxdp_dev_ops t_norxq_ops = {
+	.kind = "norxq",
+	.poll = t_norxq_poll,
+	.xdp_xmit = t_norxq_xmit,
+};
+
+static char t_warned[512];
+
+static int t_capture(enum uxdp_print_level level, const char *fmt,
+		     va_list ap)
+{
+	if (level == UXDP_WARN)
+		vsnprintf(t_warned, sizeof(t_warned), fmt, ap);
+	return 0;
+}
+
+/*
+ * Buffers handed up without their rxq used to crash the run loop (a NULL
+ * dereference). Now the driver bug is reported once, with the fix, and
+ * the packets are carried out as usual.
+ */
+static void test_driver_without_rxq(void **state)
+{
+	struct t_verdict v = { .verdict = UXDP_DROP };
+	struct uxdp_prog *p = uxdp_prog_create("d", t_prog_verdict, &v);
+	struct t_norxq t;
+	struct uxdp_pool_stats ps;
+	uxdp_print_fn_t old;
+	struct uxdp_dev *d;
+
+	(void)state;
+	t.umem = uxdp_umem_create(NULL, 64 * 4096, NULL);
+	assert_non_null(t.umem);
+	t.pool = uxdp_pool_create(t.umem, NULL);
+	assert_non_null(t.pool);
+	assert_int_equal(uxdp_umem_fill_all(t.umem), 64);
+	d = uxdp_dev_alloc("norxq0", &t_norxq_ops, 1, 1, sizeof(void *));
+	assert_non_null(d);
+	*(struct t_norxq **)uxdp_dev_priv(d) = &t;
+	assert_int_equal(uxdp_dev_attach_prog(d, 0, p), 0);
+	uxdp_prog_put(p);
+	assert_int_equal(uxdp_dev_up(d), 0);
+	old = uxdp_set_print(t_capture);
+	t_warned[0] = '\0';
+	assert_int_equal(uxdp_dev_poll(d, 0, 32), 32);
+	assert_non_null(strstr(t_warned, "uxdp_pool_set_rxq"));
+	t_warned[0] = '\0';
+	assert_int_equal(uxdp_dev_poll(d, 0, 32), 32);
+	assert_string_equal(t_warned, "");	/* once per queue */
+	uxdp_set_print(old);
+	assert_int_equal(v.runs, 64);
+	{
+		struct uxdp_rxq_stats st;
+
+		assert_int_equal(uxdp_dev_rxq_stats(d, 0, &st), 0);
+		assert_int_equal(st.drop, 64);
+	}
+	assert_int_equal(uxdp_pool_stats(t.pool, &ps), 0);
+	assert_int_equal(ps.outstanding, 0);
+	uxdp_dev_destroy(d);
+	assert_int_equal(uxdp_pool_destroy(t.pool), 0);
+	assert_int_equal(uxdp_umem_destroy(t.umem), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -570,6 +750,8 @@ int main(void)
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_poll_and_xmit_errors),
 		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_stats_walk),
+		cmocka_unit_test(test_driver_without_rxq),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

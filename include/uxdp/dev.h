@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <uxdp/common.h>
 #include <uxdp/xdp.h>
@@ -221,6 +222,33 @@ struct uxdp_dev_audit {
  * -ENOMEM. A device without pools of its own reports zeros.
  */
 int uxdp_dev_audit(struct uxdp_dev *dev, struct uxdp_dev_audit *a);
+
+/* One counter, as uxdp_dev_stats_walk() hands it over. */
+struct uxdp_stat {
+	const char *scope;	/* "rx", "tx" or "pool" */
+	uint32_t queue;		/* the queue (a pool: its first RX queue) */
+	const char *name;	/* the field's name in its stats struct */
+	const char *desc;	/* what it counts, a short line */
+	uint64_t value;
+};
+
+typedef int (*uxdp_stat_fn)(void *arg, const struct uxdp_stat *stat);
+
+/*
+ * Call @fn for every counter of @dev: each RX queue's uxdp_rxq_stats, each
+ * TX queue's uxdp_txq_stats, then the uxdp_pool_stats of each pool its RX
+ * queues receive into, field by field in declaration order. A non-zero
+ * return from @fn stops the walk and is returned; otherwise 0, or -EINVAL.
+ */
+int uxdp_dev_stats_walk(struct uxdp_dev *dev, uxdp_stat_fn fn, void *arg);
+
+#define UXDP_STATS_ALL	(1U << 0)	/* zeros too */
+#define UXDP_STATS_DESC	(1U << 1)	/* with what each counts */
+/*
+ * Print @dev's counters to @f, one a line: "NAME/rx0 drop 1234". Only the
+ * non-zero ones unless UXDP_STATS_ALL. Returns 0, -EINVAL or -EIO.
+ */
+int uxdp_dev_stats_print(struct uxdp_dev *dev, FILE *f, uint32_t flags);
 
 /* Copy queue counters (consistent per field, not across fields). */
 int uxdp_dev_rxq_stats(const struct uxdp_dev *dev, uint32_t q,

@@ -79,8 +79,14 @@ struct uxdp_pool_stats {
 	 * (posted twice, or never given back). Skipped and counted; the kernel
 	 * does not check this and would alias one head. */
 	uint64_t fill_dup;
-	/* uxdp_buff_free() / release of a buffer not allocated: ignored. */
+	/* A free or release of a buffer that is not allocated (a double
+	 * free, a free after release, another pool's buffer), by any path:
+	 * ignored and counted. */
 	uint64_t bad_free;
+	/* Buffers other threads returned (uxdp_pool_free_remote), included
+	 * in freed: the slow path, one lock per call. Frames freed on the
+	 * thread that polls the pool's queue never come this way. */
+	uint64_t remote_freed;
 	uint32_t free_list;	/* buffers on the free list now */
 	/* Buffers allocated and not yet returned; includes remote_pending. */
 	uint32_t outstanding;

@@ -451,6 +451,7 @@ struct uxdp_xdp_rxq {
 	struct uxdp_xdp_target *tx_target;
 	uxdp_pass_fn pass;
 	void *pass_arg;
+	uint32_t warned;		/* a driver bug was reported */
 	struct uxdp_rxq_stats stats;
 };
 
@@ -506,7 +507,9 @@ uint32_t uxdp_xdp_run(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
 /*
  * uxdp_xdp_run() for @n buffers received together (the driver's batch):
  * the same semantics, with the per-call work (program lookup, counters)
- * done once per batch. Every buffer's rxq must be &@rxq->info.
+ * done once per batch. Every buffer's rxq must be &@rxq->info (pool
+ * buffers get it from uxdp_pool_set_rxq()); a batch whose first buffer
+ * has another is reported once (UXDP_WARN) and fixed up.
  */
 void uxdp_xdp_run_batch(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
 			struct uxdp_buff **bufs, uint32_t n);

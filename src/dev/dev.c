@@ -375,6 +375,19 @@ int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget)
 		uxdp_xdp_poll_end(cpu, rxq);
 		return -ENETDOWN;
 	}
+	/*
+	 * The pool a queue receives into belongs to the thread polling the
+	 * queue (allocation and local frees take no lock). A queue moved to
+	 * another poll group, or polled by another application thread, takes
+	 * its pool along: the one-thread-per-queue rule makes this the
+	 * handover point.
+	 */
+	if (dev->ops->rx_pool) {
+		struct uxdp_pool *pool = dev->ops->rx_pool(dev, q);
+
+		if (pool && unlikely(!uxdp_pool_is_owner(pool)))
+			uxdp_pool_set_owner(pool);
+	}
 	n = dev->ops->poll(dev, q, cpu, budget);
 	uxdp_xdp_poll_end(cpu, rxq);
 	return n;

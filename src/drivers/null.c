@@ -144,10 +144,7 @@ static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *cpu,
 
 	if (!priv->pool)
 		return 0;
-	/* The pool belongs to the thread that polls this queue: a queue
-	 * moved to another poll group moves its pool along. */
-	if (unlikely(!uxdp_pool_is_owner(priv->pool)))
-		uxdp_pool_set_owner(priv->pool);
+	/* The dev layer made this thread the pool's owner (rx_pool). */
 	allowed = null_allowed(priv, (uint64_t)budget, true);
 	if (!allowed) {
 		uint64_t ticks;

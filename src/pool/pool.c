@@ -21,6 +21,28 @@ static inline struct uxdp_pool_buff *to_pool_buff(struct uxdp_buff *b)
 	return (struct uxdp_pool_buff *)b;
 }
 
+/*
+ * Counters have one writer (the owner, or the remote lock's holder once
+ * retired) and any number of readers (uxdp_pool_stats from any thread): a
+ * relaxed load and store are plain moves, yet not a data race.
+ */
+static inline void pstat_add(uint64_t *c, uint64_t v)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v,
+			 __ATOMIC_RELAXED);
+}
+
+static inline uint64_t pstat_read(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/* The free list's count, published the same way for uxdp_pool_stats(). */
+static inline void set_free_cnt(struct uxdp_pool *p, uint32_t cnt)
+{
+	__atomic_store_n(&p->free_list_cnt, cnt, __ATOMIC_RELAXED);
+}
+
 static void pool_drain_remote(struct uxdp_pool *p);
 static void pool_drain_remote_locked(struct uxdp_pool *p);
 static void pool_free_mem(struct uxdp_pool *p);
@@ -282,15 +304,17 @@ static void pool_drain_remote_locked(struct uxdp_pool *p)
 		/* Freed by the owner or released since it was pushed? Then
 		 * this push was the second return: counted, not repeated. */
 		if (unlikely(!is_allocated(p, h))) {
-			p->n_bad_free++;
+			pstat_add(&p->n_bad_free, 1);
 			continue;
 		}
 		p->fpos[h] = p->free_list_cnt;
-		p->free_list[p->free_list_cnt++] = pb;
-		p->n_freed++;
+		p->free_list[p->free_list_cnt] = pb;
+		set_free_cnt(p, p->free_list_cnt + 1);
+		pstat_add(&p->n_freed, 1);
+		pstat_add(&p->n_remote, 1);
 	}
 	__atomic_store_n(&p->remote.cnt, 0, __ATOMIC_RELAXED);
-	p->n_bad_free += p->remote.bad;
+	pstat_add(&p->n_bad_free, p->remote.bad);
 	__atomic_store_n(&p->remote.bad, 0, __ATOMIC_RELAXED);
 }
 
@@ -382,7 +406,7 @@ static inline uint32_t alloc_from_free_list(struct uxdp_pool *p,
 {
 	uint32_t n = MIN(max, p->free_list_cnt);
 
-	p->free_list_cnt -= n;
+	set_free_cnt(p, p->free_list_cnt - n);
 	memcpy(bufs, &p->free_list[p->free_list_cnt], n * sizeof(*bufs));
 	return n;
 }
@@ -431,8 +455,8 @@ static uint32_t alloc_from_fq_aligned(struct uxdp_pool *p,
 		bufs[n++] = &heads[h].xdp;
 	}
 	p->fq.cached_cons = idx + max;
-	p->n_fill_invalid += invalid;
-	p->n_fill_dup += dup;
+	pstat_add(&p->n_fill_invalid, invalid);
+	pstat_add(&p->n_fill_dup, dup);
 	return n;
 }
 
@@ -469,7 +493,7 @@ static uint32_t alloc_from_fq_unaligned(struct uxdp_pool *p,
 				UXDP_UNALIGNED_BUF_ADDR_MASK;
 
 		if (unlikely(!unaligned_addr_ok(p, addr))) {
-			p->n_fill_invalid++;
+			pstat_add(&p->n_fill_invalid, 1);
 			continue;
 		}
 		bufs[n++] = &unaligned_take_head(p, addr)->xdp;
@@ -496,10 +520,10 @@ UXDP_EXPORT uint32_t uxdp_pool_alloc_batch(struct uxdp_pool *p,
 	/* As the kernel: counts attempts that got nothing from the fill
 	 * ring, even when the free list gave some, and even for max == 0. */
 	if (!n2)
-		p->n_fill_empty++;
+		pstat_add(&p->n_fill_empty, 1);
 	n1 += n2;
 out:
-	p->n_alloc += n1;
+	pstat_add(&p->n_alloc, n1);
 	return n1;
 }
 
@@ -514,7 +538,7 @@ static struct uxdp_pool_buff *alloc_one_from_fq(struct uxdp_pool *p)
 		uint64_t addr;
 
 		if (fq->cached_prod == fq->cached_cons && !fq_avail(fq, 1)) {
-			p->n_fill_empty++;
+			pstat_add(&p->n_fill_empty, 1);
 			return NULL;
 		}
 		addr = *uxdp_ring_addr(fq, fq->cached_cons++);
@@ -522,18 +546,18 @@ static struct uxdp_pool_buff *alloc_one_from_fq(struct uxdp_pool *p)
 			addr &= UXDP_UNALIGNED_BUF_ADDR_MASK;
 			if (likely(unaligned_addr_ok(p, addr)))
 				return unaligned_take_head(p, addr);
-			p->n_fill_invalid++;
+			pstat_add(&p->n_fill_invalid, 1);
 		} else {
 			uint32_t h;
 
 			addr &= p->chunk_mask;
 			if (unlikely(addr >= p->addrs_cnt)) {
-				p->n_fill_invalid++;
+				pstat_add(&p->n_fill_invalid, 1);
 				continue;
 			}
 			h = (uint32_t)(addr >> p->chunk_shift);
 			if (unlikely(p->fpos[h] != FPOS_APP)) {
-				p->n_fill_dup++;
+				pstat_add(&p->n_fill_dup, 1);
 				continue;
 			}
 			p->fpos[h] = FPOS_HELD;
@@ -548,13 +572,14 @@ UXDP_EXPORT struct uxdp_buff *uxdp_pool_alloc(struct uxdp_pool *p)
 
 	pool_sync_remote(p);
 	if (p->free_list_cnt) {
-		pb = p->free_list[--p->free_list_cnt];
+		pb = p->free_list[p->free_list_cnt - 1];
+		set_free_cnt(p, p->free_list_cnt - 1);
 	} else {
 		pb = alloc_one_from_fq(p);
 		if (!pb)
 			return NULL;
 	}
-	p->n_alloc++;
+	pstat_add(&p->n_alloc, 1);
 	/* The single path sets the pointers, as xsk_buff_alloc does. */
 	pb->xdp.data = (char *)pb->xdp.data_hard_start + UXDP_PACKET_HEADROOM;
 	pb->xdp.data_meta = pb->xdp.data;
@@ -573,7 +598,7 @@ UXDP_EXPORT bool uxdp_pool_can_alloc(struct uxdp_pool *p, uint32_t n)
 	req = n - p->free_list_cnt;
 	avail = fq_avail(&p->fq, req);
 	if (!avail)
-		p->n_fill_empty++;
+		pstat_add(&p->n_fill_empty, 1);
 	/* Unaligned mode is also limited by unused heads (the kernel does not
 	 * check this; it would fail the allocation later instead). */
 	if (p->unaligned && avail > p->free_heads_cnt)
@@ -652,9 +677,9 @@ UXDP_EXPORT void uxdp_pool_free_batch(struct uxdp_pool *p,
 		fpos[h] = (uint32_t)cnt;
 		fl[cnt++] = pb;
 	}
-	p->n_freed += n - bad;
-	p->n_bad_free += bad;
-	p->free_list_cnt = (uint32_t)cnt;
+	pstat_add(&p->n_freed, n - bad);
+	pstat_add(&p->n_bad_free, bad);
+	set_free_cnt(p, (uint32_t)cnt);
 }
 
 UXDP_EXPORT uint64_t uxdp_pool_release(struct uxdp_buff *buf)
@@ -665,11 +690,11 @@ UXDP_EXPORT uint64_t uxdp_pool_release(struct uxdp_buff *buf)
 
 	pool_sync_remote(p);
 	if (unlikely(h >= p->nheads || !is_allocated(p, (uint32_t)h))) {
-		p->n_bad_free++;
+		pstat_add(&p->n_bad_free, 1);
 		return UINT64_MAX;
 	}
 	p->fpos[h] = FPOS_APP;
-	p->n_released++;
+	pstat_add(&p->n_released, 1);
 	addr = (uint64_t)((char *)buf->data - p->addrs);
 	if (!p->unaligned)
 		return addr;
@@ -688,7 +713,7 @@ UXDP_EXPORT uint32_t uxdp_pool_complete(struct uxdp_pool *p,
 	n = uxdp_ring_prod_reserve_batch(&p->cq, n, &idx);
 	uxdp_ring_prod_write_addrs(&p->cq, idx, addrs, n);
 	uxdp_ring_prod_submit(&p->cq, n);
-	p->n_completed += n;
+	pstat_add(&p->n_completed, n);
 	return n;
 }
 
@@ -700,19 +725,20 @@ UXDP_EXPORT int uxdp_pool_stats(const struct uxdp_pool *p,
 	if (!p || !st)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
-	st->alloc = p->n_alloc;
-	st->freed = p->n_freed;
-	st->released = p->n_released;
-	st->completed = p->n_completed;
-	st->fill_empty = p->n_fill_empty;
-	st->fill_invalid = p->n_fill_invalid;
-	st->fill_dup = p->n_fill_dup;
+	st->alloc = pstat_read(&p->n_alloc);
+	st->freed = pstat_read(&p->n_freed);
+	st->released = pstat_read(&p->n_released);
+	st->completed = pstat_read(&p->n_completed);
+	st->fill_empty = pstat_read(&p->n_fill_empty);
+	st->fill_invalid = pstat_read(&p->n_fill_invalid);
+	st->fill_dup = pstat_read(&p->n_fill_dup);
 	/* Remote double frees count from the moment they are caught. */
-	st->bad_free = p->n_bad_free +
+	st->remote_freed = pstat_read(&p->n_remote);
+	st->bad_free = pstat_read(&p->n_bad_free) +
 		       __atomic_load_n(&p->remote.bad, __ATOMIC_RELAXED);
-	st->free_list = p->free_list_cnt;
+	st->free_list = __atomic_load_n(&p->free_list_cnt, __ATOMIC_RELAXED);
 	st->remote_pending = __atomic_load_n(&p->remote.cnt, __ATOMIC_RELAXED);
-	st->outstanding = (uint32_t)pool_outstanding(p);
+	st->outstanding = (uint32_t)(st->alloc - st->freed - st->released);
 	return 0;
 }
 

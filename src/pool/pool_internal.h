@@ -79,6 +79,7 @@ struct uxdp_pool {
 	uint64_t n_fill_invalid;
 	uint64_t n_fill_dup;
 	uint64_t n_bad_free;
+	uint64_t n_remote;
 
 	/* The owning thread: the one that allocates (uxdp_pool_set_owner). */
 	const void *owner;

@@ -452,6 +452,27 @@ static __attribute__((noinline)) void run_no_prog(struct uxdp_xdp_cpu *cpu,
 	stat_add(&rxq->stats.no_prog, n);
 }
 
+/*
+ * A driver handed up buffers whose rxq is not the queue's (it forgot
+ * uxdp_pool_set_rxq(), or never set buff->rxq): the verdicts would follow
+ * a NULL or foreign pointer. Say so once per queue and point them at it;
+ * its memory info then says who owns them.
+ */
+static __attribute__((noinline, cold)) void
+fix_rxq(struct uxdp_xdp_rxq *rxq, struct uxdp_buff **bufs, uint32_t n)
+{
+	uint32_t i;
+
+	if (!__atomic_exchange_n(&rxq->warned, 1, __ATOMIC_RELAXED))
+		uxdp_pr(UXDP_WARN, "uxdp: ifindex %u rx queue %u: the driver "
+			"hands up buffers whose rxq is not the queue's (pool "
+			"buffers: call uxdp_pool_set_rxq() with "
+			"&uxdp_dev_xdp_rxq(dev, q)->info); fixed up\n",
+			rxq->info.ifindex, rxq->info.queue_index);
+	for (i = 0; i < n; i++)
+		bufs[i]->rxq = &rxq->info;
+}
+
 UXDP_EXPORT uint32_t uxdp_xdp_run(struct uxdp_xdp_cpu *cpu,
 				  struct uxdp_xdp_rxq *rxq,
 				  struct uxdp_buff *buf)
@@ -460,6 +481,8 @@ UXDP_EXPORT uint32_t uxdp_xdp_run(struct uxdp_xdp_cpu *cpu,
 	struct run_counts c = { .packets = 1 };
 	uint32_t act;
 
+	if (unlikely(buf->rxq != &rxq->info))
+		fix_rxq(rxq, &buf, 1);
 	if (unlikely(!prog)) {
 		run_no_prog(cpu, rxq, &buf, 1);
 		return UXDP_DROP;
@@ -477,6 +500,9 @@ UXDP_EXPORT void uxdp_xdp_run_batch(struct uxdp_xdp_cpu *cpu,
 	struct run_counts c = { .packets = n };
 	uint32_t i;
 
+	/* One buffer stands for the batch: a driver sets all or none. */
+	if (unlikely(n && bufs[0]->rxq != &rxq->info))
+		fix_rxq(rxq, bufs, n);
 	if (unlikely(!prog)) {
 		run_no_prog(cpu, rxq, bufs, n);
 		return;
