@@ -22,4 +22,10 @@ LD_LIBRARY_PATH=$libdir "$tmp/qs-shared" | grep -q "hello"
 cc $(pkgc --cflags) "$src/examples/quickstart.c" "$libdir/libuxdp.a" \
 	$(pkgc --static --libs-only-l | sed 's/-luxdp//') -o "$tmp/qs-static"
 "$tmp/qs-static" | grep -q "hello"
+
+# The complete example, threads and all, from the installed headers only.
+cc $(pkgc --cflags) "$src/examples/veth_reflect.c" $(pkgc --libs) \
+	-o "$tmp/reflect"
+LD_LIBRARY_PATH=$libdir "$tmp/reflect" 10000 |
+	grep -q "reflected 10000 of 10000 packets; audit: 0 misplaced"
 echo "install + pkg-config: shared and static consumers OK"
