@@ -995,6 +995,66 @@ static void test_hostile_peer_clamped(void **state)
 	}
 }
 
+/*
+ * Two holes the ring fuzzer found in the first clamp: a handle attached to
+ * a ring whose peer index is already nonsense trusted it on its fast path,
+ * and a clamp followed by a cancel left more free slots (or entries) than
+ * the ring has. Either way a later bulk copy ran past the ring.
+ */
+static void test_hostile_attach_and_cancel(void **state)
+{
+	uint64_t *buf = calloc(16, sizeof(*buf));
+	struct t_ring_pair rp;
+	struct uxdp_ring h;
+	uint32_t idx, got;
+
+	(void)state;
+	assert_non_null(buf);
+	/* Attach with the consumer ahead of the producer: full, not 2^32. */
+	assert_int_equal(t_pair_open(&rp, 8, 8, 100), 0);
+	*t_word(rp.mem, UXDP_RING_OFF_CONSUMER) = 100 + 5;
+	assert_int_equal(uxdp_ring_init_prod(&h, rp.mem, 8, NULL), 0);
+	assert_true(uxdp_ring_prod_nb_free(&h, 1) <= 8);
+	got = uxdp_ring_prod_reserve_batch(&h, 16, &idx);
+	assert_true(got <= 8);
+	uxdp_ring_prod_write_addrs(&h, idx, buf, got);
+	/* Attach with the producer far ahead: empty, not 2^31 entries. */
+	*t_word(rp.mem, UXDP_RING_OFF_CONSUMER) = 100;
+	*t_word(rp.mem, UXDP_RING_OFF_PRODUCER) = 100 + (1U << 31);
+	assert_int_equal(uxdp_ring_init_cons(&h, rp.mem, 8, NULL), 0);
+	got = uxdp_ring_cons_peek(&h, 16, &idx);
+	assert_true(got <= 8);
+	uxdp_ring_cons_read_addrs(&h, idx, buf, got);
+	uxdp_ring_mem_free(rp.mem, 8, 8);
+
+	/* Producer: reserve 3, the consumer jumps ahead, cancel the 3. */
+	assert_int_equal(t_pair_open(&rp, 8, 8, 0), 0);
+	assert_int_equal(uxdp_ring_prod_reserve(&rp.prod, 3, &idx), 3);
+	*t_word(rp.mem, UXDP_RING_OFF_CONSUMER) = 50;
+	got = uxdp_ring_prod_reserve_batch(&rp.prod, 16, &idx);
+	assert_true(got <= 5);
+	uxdp_ring_prod_cancel(&rp.prod, got + 3);
+	got = uxdp_ring_prod_reserve_batch(&rp.prod, 16, &idx);
+	assert_true(got <= 8);
+	uxdp_ring_prod_write_addrs(&rp.prod, idx, buf, got);
+	uxdp_ring_mem_free(rp.mem, 8, 8);
+
+	/* Consumer: peek 3, the producer jumps ahead, cancel the 3. */
+	assert_int_equal(t_pair_open(&rp, 8, 8, 0), 0);
+	assert_int_equal(uxdp_ring_prod_reserve(&rp.prod, 3, &idx), 3);
+	uxdp_ring_prod_submit(&rp.prod, 3);
+	assert_int_equal(uxdp_ring_cons_peek(&rp.cons, 3, &idx), 3);
+	*t_word(rp.mem, UXDP_RING_OFF_PRODUCER) = 1000;
+	got = uxdp_ring_cons_peek(&rp.cons, 16, &idx);
+	assert_true(got <= 5);
+	uxdp_ring_cons_cancel(&rp.cons, got + 3);
+	got = uxdp_ring_cons_peek(&rp.cons, 16, &idx);
+	assert_true(got <= 8);
+	uxdp_ring_cons_read_addrs(&rp.cons, idx, buf, got);
+	uxdp_ring_mem_free(rp.mem, 8, 8);
+	free(buf);
+}
+
 /* An empty poll changes nothing in the handle: peek returns 0, idx is the
  * next entry, and entries published later are found as usual. */
 static void test_empty_peek_is_pure(void **state)
@@ -1260,6 +1320,7 @@ int main(void)
 		cmocka_unit_test(test_mem_alloc_lazy),
 		cmocka_unit_test(test_hostile_peer_clamped),
 		cmocka_unit_test(test_empty_peek_is_pure),
+		cmocka_unit_test(test_hostile_attach_and_cancel),
 		cmocka_unit_test(test_init_bad_entries),
 		cmocka_unit_test(test_init_misaligned_offsets),
 		cmocka_unit_test(test_init_attaches_to_used_ring),

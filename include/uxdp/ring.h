@@ -270,26 +270,27 @@ UXDP_INLINE void uxdp_ring_cons_read_descs(const struct uxdp_ring *r,
  * free slots known (may exceed @want, never exceeds the ring size).
  *
  * The consumer index is written by the other side, which may be another
- * process, an application or a bug: it is clamped, not trusted. A consumer
- * that claims to be ahead of the producer (released more than it peeked)
- * leaves at most a ring's worth of free slots, so a caller that writes what
- * it reserved stays inside the ring (the kernel gets the same guarantee by
- * masking every slot and capping every batch).
+ * process, an application or a bug: it is checked, not trusted. A consumer
+ * that claims to be ahead of the producer (it released more than it
+ * peeked) makes no sense; the ring then counts as full until it does, so
+ * nothing this side writes can land outside the ring, or on slots reserved
+ * and not yet submitted. (The kernel gets memory safety by masking every
+ * slot and capping every batch; uxdp's bulk copies need the count itself
+ * bounded.) The handle's invariant, which reserve, cancel and the fast
+ * path above rely on: cached_prod - cached_cons is never above the size.
  */
 UXDP_INLINE uint32_t uxdp_ring_prod_nb_free(struct uxdp_ring *r, uint32_t want)
 {
 	uint32_t free_slots = r->size - (r->cached_prod - r->cached_cons);
+	uint32_t cons;
 
 	if (free_slots >= want)
 		return free_slots;
-	r->cached_cons = uxdp_load_acquire(r->consumer);	/* A, pairs with D */
-	free_slots = r->size - (r->cached_prod - r->cached_cons);
-	if (uxdp_unlikely(free_slots > r->size)) {
-		/* Consumer ahead of the producer: count the ring as empty. */
-		r->cached_cons = r->cached_prod;
-		free_slots = r->size;
-	}
-	return free_slots;
+	cons = uxdp_load_acquire(r->consumer);			/* A, pairs with D */
+	if (uxdp_unlikely(r->cached_prod - cons > r->size))
+		cons = r->cached_prod - r->size;	/* nonsense: full */
+	r->cached_cons = cons;
+	return r->size - (r->cached_prod - cons);
 }
 
 /*
@@ -349,10 +350,11 @@ UXDP_INLINE void uxdp_ring_prod_cancel(struct uxdp_ring *r, uint32_t n)
 /*
  * Entries the consumer can peek, looking at the shared producer index only
  * if the cached view shows fewer than @want. Returns the number known,
- * never more than the ring size: the producer index is the other side's
- * word and is clamped, so a producer that runs more than a ring ahead (a bug
- * or a hostile peer) yields at most a ring of entries (stale ones, which the
- * caller validates as it would any entry), never a read past the ring.
+ * never more than the ring size. The producer index is the other side's:
+ * one more than a ring ahead of this side makes no sense (a bug or a
+ * hostile peer), and the ring then counts as empty until it does, so the
+ * reader never reads past the ring. The handle's invariant: cached_prod -
+ * cached_cons is never above the size, peeked entries cancelled included.
  */
 UXDP_INLINE uint32_t uxdp_ring_cons_nb_avail(struct uxdp_ring *r, uint32_t want)
 {
@@ -362,7 +364,7 @@ UXDP_INLINE uint32_t uxdp_ring_cons_nb_avail(struct uxdp_ring *r, uint32_t want)
 		return avail;
 	avail = uxdp_load_acquire(r->producer) - r->cached_cons; /* C, pairs with B */
 	if (uxdp_unlikely(avail > r->size))
-		avail = r->size;
+		avail = 0;				/* nonsense: empty */
 	r->cached_prod = r->cached_cons + avail;
 	return avail;
 }
@@ -384,10 +386,10 @@ UXDP_INLINE uint32_t uxdp_ring_cons_peek(struct uxdp_ring *r, uint32_t n,
 	*idx = cons;
 	if (avail < n) {
 		avail = uxdp_load_acquire(r->producer) - cons;	/* C, pairs with B */
-		if (!avail)
+		/* Empty, or a producer more than a ring ahead: see
+		 * uxdp_ring_cons_nb_avail(). Nothing stored either way. */
+		if (!avail || uxdp_unlikely(avail > r->size))
 			return 0;
-		if (uxdp_unlikely(avail > r->size))
-			avail = r->size;
 		r->cached_prod = cons + avail;
 		if (avail < n)
 			n = avail;

@@ -121,9 +121,13 @@ UXDP_EXPORT __cold int uxdp_ring_init_prod(struct uxdp_ring *r, void *mem,
 
 	if (err)
 		return err;
-	/* The producer owns *producer; start from the consumer's last word. */
+	/* The producer owns *producer; start from the consumer's last word,
+	 * checked as uxdp_ring_prod_nb_free() checks it: attaching to a ring
+	 * whose consumer makes no sense starts full, never over-full. */
 	r->cached_prod = uxdp_load_acquire(r->producer);
 	r->cached_cons = uxdp_load_acquire(r->consumer);	/* A */
+	if (r->cached_prod - r->cached_cons > r->size)
+		r->cached_cons = r->cached_prod - r->size;
 	return 0;
 }
 
@@ -137,5 +141,8 @@ UXDP_EXPORT __cold int uxdp_ring_init_cons(struct uxdp_ring *r, void *mem,
 		return err;
 	r->cached_cons = uxdp_load_acquire(r->consumer);
 	r->cached_prod = uxdp_load_acquire(r->producer);	/* C */
+	/* A producer more than a ring ahead: empty (uxdp_ring_cons_nb_avail). */
+	if (r->cached_prod - r->cached_cons > r->size)
+		r->cached_prod = r->cached_cons;
 	return 0;
 }
