@@ -658,6 +658,31 @@ static void test_prog_load_enoexec(void **state)
 	t_load_path_fails("/dev/null", ENOEXEC, "not a regular file", NULL);
 }
 
+/*
+ * A module linked against libuxdp: dlsym() finds the library's own
+ * functions through it, and the loader used to take uxdp_prog_load's code
+ * for a program definition and call into it (found by fuzz_prog). Only
+ * symbols the module itself defines are programs.
+ */
+static void test_prog_load_dependency_symbols(void **state)
+{
+	static const char *const names[] = { "load", "create", "run", "get" };
+	struct uxdp_prog *p;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		errno = 0;
+		assert_null(uxdp_prog_load(T_PROGS_LINKED_SO, names[i], NULL));
+		assert_int_equal(errno, ENOENT);
+		assert_non_null(strstr(uxdp_errmsg(), "defines no program"));
+	}
+	p = uxdp_prog_load(T_PROGS_LINKED_SO, "count", "start=1");
+	if (!p)
+		fail_msg("%s", uxdp_errmsg());
+	uxdp_prog_put(p);
+}
+
 static void test_prog_load_elibbad(void **state)
 {
 	unsigned char *so;
@@ -786,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_frame_alignment),
 		cmocka_unit_test(test_prog_create_and_refs),
 		cmocka_unit_test(test_prog_create_name_limit),
+		cmocka_unit_test(test_prog_load_dependency_symbols),
 		cmocka_unit_test(test_prog_load),
 		cmocka_unit_test(test_prog_load_name_length),
 		cmocka_unit_test(test_prog_load_name_chars),

@@ -8,6 +8,7 @@
 #include "../internal.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -106,6 +107,19 @@ static int prog_name_check(const char *name)
 				 PROG_SYM_PREFIX "<name>)", c, i);
 	}
 	return 0;
+}
+
+/* Whether @addr lies in the object @dl itself, not one of its dependencies. */
+static bool sym_in_object(void *dl, const void *addr)
+{
+	struct link_map *obj = NULL, *owner = NULL;
+	Dl_info info;
+
+	if (dlinfo(dl, RTLD_DI_LINKMAP, &obj) || !obj)
+		return false;
+	if (!dladdr1(addr, &info, (void **)&owner, RTLD_DL_LINKMAP) || !owner)
+		return false;
+	return owner == obj;
 }
 
 /*
@@ -208,6 +222,12 @@ uxdp_prog_load(const char *path, const char *name, const char *args)
 	/* Fits: the name was checked against PROG_NAME_MAX. */
 	snprintf(sym, sizeof(sym), PROG_SYM_PREFIX "%s", name);
 	def = dlsym(dl, sym);
+	/* dlsym() searches the object's dependencies too: a module linked
+	 * against libuxdp "defines" uxdp_prog_load itself, and its code would
+	 * be read as a program definition. Only the module's own symbol
+	 * counts (found by the fuzzer, tests/fuzz/fuzz_prog.c). */
+	if (def && !sym_in_object(dl, def))
+		def = NULL;
 	if (!def || !def->run) {
 		err = uxdp_fail(ENOENT,
 				"prog: %s defines no program '%s' (symbol %s; "
