@@ -1,24 +1,34 @@
 # Thin wrapper around CMake for the README's two commands:
 #   make demo   install missing Debian packages, build, run the main job
 #   make test   the same set-up, then every test: a normal build, an
-#               ASan+UBSan build, and the threaded tests under TSan
+#               ASan+UBSan build, the threaded tests under TSan, and a
+#               brief run of every fuzzer (tests/fuzz/README.md)
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
+BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 CTEST_ARGS ?= --output-on-failure --no-tests=error
 
 UXDP_BENCH = $(BUILD)/tools/uxdp-bench/uxdp-bench
 
-.PHONY: all deps build demo test test-normal test-asan test-tsan bench \
-	install clean help
+# make fuzz: seconds per harness, and which harness (default: all).
+FUZZ_SECONDS ?= 60
+FUZZ ?=
+FUZZ_HARNESSES = umem ring pool xdp prog
+
+.PHONY: all deps build demo test test-normal test-asan test-tsan test-fuzz \
+	fuzz fuzz-build bench install clean help
 
 all: build
 
 help:
 	@echo "make demo      deps + build + uxdp-bench demo"
-	@echo "make test      deps + build + all tests (normal, ASan/UBSan, TSan)"
+	@echo "make test      deps + build + all tests (normal, ASan/UBSan, TSan,"
+	@echo "               and a brief run of every fuzzer)"
+	@echo "make fuzz      run the fuzzers, FUZZ_SECONDS=$(FUZZ_SECONDS) each"
+	@echo "               (FUZZ=name for one: $(FUZZ_HARNESSES))"
 	@echo "make build     configure and build into $(BUILD)/"
 	@echo "make bench     the full benchmark (uxdp-bench all)"
 	@echo "make install   install libuxdp, headers, uxdp.pc (PREFIX via CMAKE_ARGS)"
@@ -37,7 +47,7 @@ demo: build
 bench: build
 	$(UXDP_BENCH) all
 
-test: test-normal test-asan test-tsan
+test: test-normal test-asan test-tsan test-fuzz
 	@echo "make test: all suites passed"
 
 test-normal: build
@@ -58,8 +68,32 @@ test-tsan: deps
 	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1 \
 		ctest $(CTEST_ARGS) -L threaded
 
+# libFuzzer needs clang: a build of its own, configured with CC=clang.
+fuzz-build: deps
+	CC=clang cmake -S . -B $(BUILD_FUZZ) -DUXDP_WERROR=ON -DUXDP_FUZZ=ON \
+		-DUXDP_BUILD_BENCH=OFF -DBUILD_TESTING=OFF $(CMAKE_ARGS)
+	cmake --build $(BUILD_FUZZ) -j$(JOBS)
+
+# Each harness over its committed corpus plus a bounded number of
+# mutations (UXDP_FUZZ_RUNS in tests/fuzz/CMakeLists.txt), fixed seed.
+test-fuzz: fuzz-build
+	cd $(BUILD_FUZZ) && ctest $(CTEST_ARGS) -L fuzz
+
+# Real fuzzing: FUZZ_SECONDS per harness, random seed, growing a corpus in
+# $(BUILD_FUZZ)/fuzz-work/<name>/corpus (the committed one is only read).
+fuzz: fuzz-build
+	@rc=0; for h in $(or $(FUZZ),$(FUZZ_HARNESSES)); do \
+		if [ ! -x $(BUILD_FUZZ)/tests/fuzz/fuzz_$$h ]; then \
+			echo "fuzz: no harness '$$h' (have: $(FUZZ_HARNESSES))"; \
+			rc=2; continue; \
+		fi; \
+		tests/fuzz/run.sh long $(BUILD_FUZZ)/tests/fuzz/fuzz_$$h \
+			tests/fuzz/corpus/$$h $(BUILD_FUZZ)/fuzz-work/$$h \
+			$(FUZZ_SECONDS) || rc=1; \
+	done; exit $$rc
+
 install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)

@@ -13,7 +13,7 @@
 #define likely(x)	uxdp_likely(x)
 #define unlikely(x)	uxdp_unlikely(x)
 #define __cold		__attribute__((cold))
-#define UXDP_EXPORT	__attribute__((visibility("default")))
+#define UXDP_EXPORT	UXDP_API
 
 /*
  * Thread-locals read on the fast path. In a -fPIC library the default TLS
@@ -46,24 +46,6 @@ void uxdp_clear_err(void);
 /* Print through the user's callback (uxdp_set_print). */
 void uxdp_pr(enum uxdp_print_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-/*
- * Option-struct validation: the caller's struct may be older (smaller) or
- * newer (larger) than ours. Fields past the caller's size read as 0; bytes
- * past our last field must be 0.
- */
-bool uxdp_opts_valid(const void *opts, size_t user_sz, size_t known_end,
-		     const char *name);
-
-#define UXDP_OPTS_SZ(opts)	((opts) ? (opts)->sz : 0)
-#define UXDP_OPTS_VALID(opts, type)					\
-	(!(opts) || uxdp_opts_valid((opts), (opts)->sz,			\
-				    offsetof(struct type, type##__last_field) + \
-				    sizeof((opts)->type##__last_field), #type))
-/* Field @f of @opts, or @def if the caller's struct is too small or f is 0. */
-#define UXDP_OPTS_GET(opts, f, def)					\
-	(((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), f) +	\
-	  sizeof((opts)->f) && (opts)->f) ? (opts)->f : (def))
 
 /*
  * A thread's identity, for "is this the owning thread?" checks on the frame

@@ -8,6 +8,7 @@
 #ifndef UXDP_T_TDEV_H
 #define UXDP_T_TDEV_H
 
+#include <uxdp/driver.h>
 #include <uxdp/uxdp.h>
 
 #define T_TDEV_MAX	4096
@@ -42,14 +43,14 @@ static int t_tdev_poll(struct uxdp_dev *dev, uint32_t q,
 		       struct uxdp_xdp_cpu *cpu, int budget)
 {
 	struct t_tdev *t = t_tdev_of(dev);
-	struct uxdp_xdp_rxq *rxq = uxdp_dev_xdp_rxq(dev, q);
+	struct uxdp_rxq_info *info = uxdp_dev_rxq_info(dev, q);
 	int done = 0;
 
 	while (done < budget && t->rx_head != t->rx_tail) {
 		struct uxdp_buff *b = t->rx[t->rx_head++ % T_TDEV_MAX];
 
-		b->rxq = &rxq->info;
-		uxdp_xdp_run(cpu, rxq, b);
+		b->rxq = info;
+		uxdp_rx_run(cpu, b);
 		done++;
 	}
 	return done;
@@ -96,7 +97,7 @@ static inline struct t_tdev *t_tdev_create(const char *name)
 	if (!t->dev)
 		fail_msg("tdev %s: %s", name, uxdp_errmsg());
 	*(struct t_tdev **)uxdp_dev_priv(t->dev) = t;
-	uxdp_dev_xdp_rxq(t->dev, 0)->info.mem.type = UXDP_MEM_POOL;
+	uxdp_dev_rxq_info(t->dev, 0)->mem.type = UXDP_MEM_POOL;
 	assert_int_equal(uxdp_dev_up(t->dev), 0);
 	return t;
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <uxdp/driver.h>
 #include <uxdp/uxdp.h>
 
 /* Frames per run; fewer under TSan, which is some 10x slower. */

@@ -10,6 +10,7 @@
 #define UXDP_COMMON_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,9 @@ extern "C" {
 
 #define UXDP_CACHE_LINE 64
 
+/* Threads that may poll or transmit at once (each gets per-thread state). */
+#define UXDP_MAX_THREADS 64
+
 /*
  * The only two atomic operations the rings use. Every use site carries a
  * label (A, B, C, D) that refers to the ordering diagram at the top of
@@ -50,12 +54,43 @@ extern "C" {
 	struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
 
 /*
+ * For code that takes such a struct (the library, drivers): whether @opts
+ * (NULL is fine) is acceptable, given the struct declares its last field
+ * with `#define type__last_field field`. Sets uxdp_errmsg() when not.
+ */
+bool uxdp_opts_valid(const void *opts, size_t user_sz, size_t known_end,
+		     const char *name);
+
+#define UXDP_OPTS_VALID(opts, type)					\
+	(!(opts) || uxdp_opts_valid((opts), (opts)->sz,			\
+				    offsetof(struct type, type##__last_field) + \
+				    sizeof((opts)->type##__last_field), #type))
+/* Field @f of @opts, or @def if the caller's struct is too small or f is 0. */
+#define UXDP_OPTS_GET(opts, f, def)					\
+	(((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), f) +	\
+	  sizeof((opts)->f) && (opts)->f) ? (opts)->f : (def))
+
+/* Marks a definition as part of libuxdp's ABI (the library is built with
+ * hidden visibility; src/libuxdp.map lists the names). */
+#define UXDP_API	__attribute__((visibility("default")))
+
+/*
  * Error text of the last failed uxdp call in this thread ("" if none). Control
  * path calls that fail set it along with their -errno / errno so a caller can
  * say *why* a configuration was refused. Returns a pointer to thread-local
  * storage, valid until the next failing call in this thread.
  */
 const char *uxdp_errmsg(void);
+
+/*
+ * For drivers and other code reporting through uxdp_errmsg(): record why a
+ * call failed and return -@err, as in
+ *	return uxdp_set_error(EINVAL, "mydrv: bad size %u", n);
+ * and clear the text at the start of a control-path call.
+ */
+int uxdp_set_error(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void uxdp_clear_error(void);
 
 enum uxdp_print_level {
 	UXDP_WARN,

@@ -9,12 +9,14 @@
  * flushes the poll's bulk queues before it returns. One thread polls a given
  * queue at a time; uxdp_dev_start() can run one polling thread per queue.
  *
- * The central driver op is xdp_xmit(dev, n, frames, flags): transmit out of
- * dev. It returns how many frames it took, 0..n (in order, stopping at the
- * first it could not take), or a negative errno on a general error (device
- * or peer down: none taken), and frees nothing: THE CALLER returns frames
- * [sent, n), or all of them on error, exactly once (the kernel's rule since
- * 5.13). Unknown flag bits give -EINVAL.
+ * Transmitting out of a device (uxdp_dev_xmit, the driver's xdp_xmit)
+ * returns how many frames it took, 0..n (in order, stopping at the first it
+ * could not take), or a negative errno on a general error (device or peer
+ * down: none taken), and frees nothing: THE CALLER returns frames [sent,
+ * n), or all of them on error, exactly once (the kernel's rule since 5.13).
+ * Unknown flag bits give -EINVAL.
+ *
+ * This header is for applications; drivers include <uxdp/driver.h>.
  */
 #ifndef UXDP_DEV_H
 #define UXDP_DEV_H
@@ -48,76 +50,8 @@ struct uxdp_txq_stats {
 	uint64_t bad_flags;	/* calls refused for unknown flags */
 };
 
-/*
- * The driver interface: each driver fills one of these (src/drivers/).
- * poll and xdp_xmit are required; the rest optional.
- */
-struct uxdp_dev_ops {
-	const char *kind;	/* "veth", "nic", "afxdp", "pcap", ... */
-	/* Bring up / down (uxdp_dev_up/down call these). */
-	int (*open)(struct uxdp_dev *dev);
-	void (*stop)(struct uxdp_dev *dev);
-	/*
-	 * Receive up to @budget packets on RX queue @q, calling uxdp_xdp_run()
-	 * for each with @cpu. Returns the packets processed (<= budget).
-	 */
-	int (*poll)(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *cpu,
-		    int budget);
-	/*
-	 * Whether RX queue @q has packets waiting (for sleeping pollers).
-	 * Called outside any poll, possibly while the device goes down:
-	 * read shared state only, never the poller's private caches.
-	 */
-	bool (*rx_pending)(struct uxdp_dev *dev, uint32_t q);
-	/* Transmit @n frames out of @dev; see the rule at the top. */
-	int (*xdp_xmit)(struct uxdp_dev *dev, int n, struct uxdp_frame **frames,
-			uint32_t flags);
-	/*
-	 * A file descriptor that becomes readable when RX queue @q has work
-	 * (a kernel socket, a timer), for a sleeping poller to wait on beside
-	 * its kick; -1 if none. Asked once, when the queue joins a poll group.
-	 */
-	int (*rx_fd)(struct uxdp_dev *dev, uint32_t q);
-	/*
-	 * The pool RX queue @q receives into, if the driver has one of its
-	 * own (for uxdp_dev_pool() and uxdp_dev_audit()); NULL otherwise.
-	 */
-	struct uxdp_pool *(*rx_pool)(struct uxdp_dev *dev, uint32_t q);
-	/*
-	 * uxdp_dev_destroy(), before its grace period: take the device out of
-	 * wherever other devices find it (a veth peer's pointer), so that
-	 * after the grace period nobody can reach it.
-	 */
-	void (*unlink)(struct uxdp_dev *dev);
-	/* Free driver state (uxdp_dev_destroy, after the grace period). */
-	void (*destroy)(struct uxdp_dev *dev);
-};
-
-/* ---- for drivers -------------------------------------------------------------- */
-
-/*
- * Allocate a device of kind @ops with @nrxq receive and @ntxq transmit queues
- * and @priv_size bytes of driver state (uxdp_dev_priv), and register it under
- * @name (unique). Returns the device (down), or NULL with errno set (EINVAL,
- * EEXIST: name taken, ENOMEM).
- */
-struct uxdp_dev *uxdp_dev_alloc(const char *name, const struct uxdp_dev_ops *ops,
-				uint32_t nrxq, uint32_t ntxq, size_t priv_size);
-
-/* The driver's state area. */
-void *uxdp_dev_priv(const struct uxdp_dev *dev);
-
-/* A driver's RX queue state for uxdp_xdp_run (stats, program, rxq info). */
-struct uxdp_xdp_rxq *uxdp_dev_xdp_rxq(struct uxdp_dev *dev, uint32_t q);
-
-/*
- * Count into TX queue @q's stats; a driver calls these inside its xdp_xmit,
- * under its own lock if it has one. @field is a member of uxdp_txq_stats.
- */
-struct uxdp_txq_stats *uxdp_dev_txq_stats_ptr(struct uxdp_dev *dev, uint32_t q);
-
-/* Wake the thread polling RX queue @q if it is asleep (cheap if not). */
-void uxdp_dev_kick(struct uxdp_dev *dev, uint32_t q);
+/* Drivers: <uxdp/driver.h> (struct uxdp_dev_ops and the calls drivers make). */
+struct uxdp_dev_ops;
 
 /* ---- for applications ------------------------------------------------------------- */
 

@@ -219,6 +219,28 @@ uint64_t uxdp_pool_release(struct uxdp_buff *buf);
 uint32_t uxdp_pool_complete(struct uxdp_pool *pool, const uint64_t *addrs,
 			    uint32_t n);
 
+/* ---- For drivers: buffers and UMEM addresses ---------------------------------- */
+
+/*
+ * The UMEM address of a pool buffer's data, as an RX descriptor carries it
+ * (the kernel's xp_get_handle): aligned, the offset of data in the UMEM;
+ * unaligned, chunk base | (offset of data from the base) << 48. The buffer
+ * stays allocated (uxdp_pool_release() is this plus handing it over).
+ */
+uint64_t uxdp_buff_umem_addr(const struct uxdp_buff *buf);
+
+/* The UMEM address of the chunk a pool buffer lives in (its base): what a
+ * driver posts on a kernel fill ring. */
+uint64_t uxdp_buff_chunk_addr(const struct uxdp_buff *buf);
+
+/*
+ * The allocated buffer of @pool that UMEM address @addr falls in (an RX
+ * descriptor's, in the aligned or unaligned encoding), or NULL if @addr
+ * names no buffer the pool has allocated: a bad descriptor, to count and
+ * skip. The pool's owner only.
+ */
+struct uxdp_buff *uxdp_pool_buff_at(struct uxdp_pool *pool, uint64_t addr);
+
 /* Copy the pool's counters into @st. Returns 0, or -EINVAL. */
 int uxdp_pool_stats(const struct uxdp_pool *pool, struct uxdp_pool_stats *st);
 

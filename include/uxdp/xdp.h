@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * uxdp xdp layer: frames, programs and actions, redirect targets and the bulk
- * queues that batch transmission.
+ * uxdp xdp layer, what a program author uses: verdicts, frames and memory
+ * return, programs and the helpers they call, redirect maps, per-queue
+ * counters. (Running programs is the driver's side: <uxdp/driver.h>.)
  *
  * A uxdp_buff lives for one poll; to outlive it (queued for transmit, handed
  * to another device) it becomes a uxdp_frame, written in place at
@@ -333,29 +334,10 @@ int uxdp_adjust_meta(struct uxdp_buff *ctx, int delta);
 /* ---- redirect targets and maps -------------------------------------------- */
 
 /*
- * Something frames can be transmitted to in bulk: a device (the dev layer
- * embeds one per device), later a socket. xmit follows the kernel's
- * ndo_xdp_xmit rule (5.13+): it sends frames in order, stops at the first it
- * cannot send, and returns how many it sent, or a negative errno if it sent
- * none; it frees nothing. The caller returns frames [sent, n) exactly once.
- * Unknown flag bits make it return -EINVAL.
+ * Something frames can be redirected to in bulk: a device
+ * (uxdp_dev_target()), later a socket. Opaque.
  */
-struct uxdp_xdp_target {
-	int (*xmit)(struct uxdp_xdp_target *t, int n,
-		    struct uxdp_frame **frames, uint32_t flags);
-	/* Frames per bulk queue for this target, 1..UXDP_BULK_SIZE
-	 * (1 = no bulking: one xmit call per frame). */
-	uint32_t bulk;
-	/* Per-thread bulk queues, allocated by uxdp_xdp_target_init. */
-	struct uxdp_bq *bqs;
-};
-
-/* Set up @t's per-thread bulk queues. Returns 0 or -ENOMEM. */
-int uxdp_xdp_target_init(struct uxdp_xdp_target *t);
-/* Free them. The target must not be in use (no thread has frames queued). */
-void uxdp_xdp_target_fini(struct uxdp_xdp_target *t);
-/* Set the bulk size (clamped to 1..UXDP_BULK_SIZE). */
-void uxdp_xdp_target_set_bulk(struct uxdp_xdp_target *t, uint32_t bulk);
+struct uxdp_xdp_target;
 
 /*
  * A redirect map: an array of targets indexed by key (the kernel's devmap;
@@ -398,7 +380,7 @@ uint32_t uxdp_redirect_map(struct uxdp_map *map, uint32_t key,
 /* For programs: redirect to target @t directly (bpf_redirect). */
 uint32_t uxdp_redirect_target(struct uxdp_xdp_target *t);
 
-/* ---- per-queue receive state, and running programs ------------------------ */
+/* ---- receive queues ----------------------------------------------------------- */
 
 /* Called for UXDP_PASS: the buffer is the handler's only for the call. */
 typedef void (*uxdp_pass_fn)(void *arg, struct uxdp_buff *buf);
@@ -439,89 +421,6 @@ struct uxdp_rxq_stats {
 	 * went down or its device was destroyed. */
 	uint64_t drained;
 };
-
-/*
- * Everything the xdp layer keeps per receive queue. The dev layer embeds one
- * per RX queue; a driver's poll passes it to uxdp_xdp_run().
- */
-struct uxdp_xdp_rxq {
-	struct uxdp_rxq_info info;
-	struct uxdp_prog *prog;		/* RCU-like: see uxdp_xdp_rxq_set_prog */
-	/* Where XDP_TX frames go: the ingress device's own target. */
-	struct uxdp_xdp_target *tx_target;
-	uxdp_pass_fn pass;
-	void *pass_arg;
-	uint32_t warned;		/* a driver bug was reported */
-	struct uxdp_rxq_stats stats;
-};
-
-/*
- * Attach @prog (NULL detaches) while traffic flows. The polling thread picks
- * the new program up at its next poll; when this returns, no poll is still
- * running the old program (a grace period), so the caller may drop its
- * reference. *@old gets the previous program (the caller now owns that
- * reference). Returns 0, or -EDEADLK from inside a poll (a program or a
- * pass handler), where it would wait for itself; nothing changes then.
- */
-int uxdp_xdp_rxq_set_prog(struct uxdp_xdp_rxq *rxq, struct uxdp_prog *prog,
-			  struct uxdp_prog **old);
-
-/*
- * Per-thread datapath state (the kernel's per-CPU bulk queues and
- * bpf_redirect_info): the thread's slot in every target's bulk queues, the
- * pending redirect, and the list of queues to flush at the end of the poll.
- * Opaque; each polling thread gets its own on first use.
- */
-struct uxdp_xdp_cpu;
-
-/* The calling thread's state (created on first use). NULL only when more
- * than UXDP_MAX_THREADS threads have polled. */
-struct uxdp_xdp_cpu *uxdp_xdp_cpu_get(void);
-#define UXDP_MAX_THREADS 64
-
-/* The calling thread's index, 0..UXDP_MAX_THREADS-1 (smp_processor_id):
- * drivers use it to spread transmitting threads over queues. */
-uint32_t uxdp_thread_index(void);
-
-/*
- * Mark the start/end of one poll of @rxq by the calling thread. Between
- * them the thread is in a read-side section: programs, maps and devices it
- * reaches stay alive until end. end flushes every bulk queue the poll
- * filled (XDP_TX first, then redirects), with UXDP_XMIT_FLUSH. The dev
- * layer calls these around each driver poll.
- */
-struct uxdp_xdp_cpu *uxdp_xdp_poll_begin(struct uxdp_xdp_rxq *rxq);
-void uxdp_xdp_poll_end(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq);
-
-/*
- * Run the queue's program on @buf and carry out the verdict: PASS calls the
- * pass handler then returns the buffer, DROP and ABORTED return it, TX and
- * REDIRECT turn it into a frame and queue it (and it is then the bulk
- * queue's). A queue with no program drops the packet (counted in no_prog).
- * Only between poll_begin and poll_end, on that thread. Returns the verdict
- * carried out (UXDP_DROP when TX/REDIRECT failed).
- */
-uint32_t uxdp_xdp_run(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
-		      struct uxdp_buff *buf);
-
-/*
- * uxdp_xdp_run() for @n buffers received together (the driver's batch):
- * the same semantics, with the per-call work (program lookup, counters)
- * done once per batch. Every buffer's rxq must be &@rxq->info (pool
- * buffers get it from uxdp_pool_set_rxq()); a batch whose first buffer
- * has another is reported once (UXDP_WARN) and fixed up.
- */
-void uxdp_xdp_run_batch(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
-			struct uxdp_buff **bufs, uint32_t n);
-
-/*
- * Queue an already made frame for @t on this thread's bulk queue (what
- * XDP_REDIRECT does after the program). Flushes first if the queue is full.
- * @rxq gets the error counts. Only between poll_begin and poll_end.
- */
-void uxdp_xdp_enqueue(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
-		      struct uxdp_xdp_target *t, struct uxdp_frame *frame,
-		      bool is_tx);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,22 @@ void uxdp_clear_err(void)
 	err_buf[0] = '\0';
 }
 
+UXDP_EXPORT void uxdp_clear_error(void)
+{
+	err_buf[0] = '\0';
+}
+
 int uxdp_fail(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err_buf, sizeof(err_buf), fmt, ap);
+	va_end(ap);
+	return -err;
+}
+
+UXDP_EXPORT int uxdp_set_error(int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -58,7 +73,7 @@ void uxdp_pr(enum uxdp_print_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
-bool uxdp_opts_valid(const void *opts, size_t user_sz, size_t known_end,
+UXDP_EXPORT bool uxdp_opts_valid(const void *opts, size_t user_sz, size_t known_end,
 		     const char *name)
 {
 	const unsigned char *p = opts;

@@ -68,7 +68,7 @@ static void reg_del(struct uxdp_dev *dev)
 
 static void dev_free_mem(struct uxdp_dev *dev)
 {
-	uxdp_xdp_target_fini(&dev->target);
+	xdp_target_fini(&dev->target);
 	free(dev->rxq);
 	free(dev->txq);
 	free(dev->priv);
@@ -125,7 +125,7 @@ uxdp_dev_alloc(const char *name, const struct uxdp_dev_ops *ops,
 	if (priv_size)
 		memset(dev->priv, 0, priv_size);
 	dev->target.xmit = dev_target_xmit;
-	if (uxdp_xdp_target_init(&dev->target))
+	if (xdp_target_init(&dev->target))
 		goto err_free;
 	for (i = 0; i < nrxq; i++) {
 		struct dev_rxq *q = &dev->rxq[i];
@@ -156,16 +156,58 @@ UXDP_EXPORT void *uxdp_dev_priv(const struct uxdp_dev *dev)
 	return dev_priv(dev);
 }
 
-UXDP_EXPORT struct uxdp_xdp_rxq *uxdp_dev_xdp_rxq(struct uxdp_dev *dev,
-						  uint32_t q)
+UXDP_EXPORT struct uxdp_rxq_info *uxdp_dev_rxq_info(struct uxdp_dev *dev,
+						   uint32_t q)
 {
-	return dev_xdp_rxq(dev, q);
+	return q < dev->nrxq ? &dev->rxq[q].xdp.info : NULL;
 }
 
-UXDP_EXPORT struct uxdp_txq_stats *uxdp_dev_txq_stats_ptr(struct uxdp_dev *dev,
-							  uint32_t q)
+UXDP_EXPORT bool uxdp_dev_rxq_has_prog(struct uxdp_dev *dev, uint32_t q)
 {
-	return dev_txq_stats(dev, q % dev->ntxq);
+	return __atomic_load_n(&dev->rxq[q].xdp.prog, __ATOMIC_RELAXED);
+}
+
+/* ---- counters a driver updates ---------------------------------------------------- */
+
+UXDP_EXPORT void uxdp_txq_count(struct uxdp_dev *dev, uint32_t q,
+				uint32_t sent, uint64_t bytes)
+{
+	struct uxdp_txq_stats *st = &dev->txq[q].stats;
+
+	/* One writer at a time (the driver's lock): plain relaxed adds. */
+	stat_add(&st->packets, sent);
+	stat_add(&st->bytes, bytes);
+	stat_inc(&st->xmit_calls);
+}
+
+UXDP_EXPORT void uxdp_txq_count_atomic(struct uxdp_dev *dev, uint32_t q,
+				       uint32_t sent, uint64_t bytes)
+{
+	struct uxdp_txq_stats *st = &dev->txq[q].stats;
+
+	__atomic_fetch_add(&st->packets, sent, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&st->bytes, bytes, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&st->xmit_calls, 1, __ATOMIC_RELAXED);
+}
+
+UXDP_EXPORT void uxdp_txq_count_refused(struct uxdp_dev *dev, uint32_t q,
+					enum uxdp_txq_refusal why, uint32_t n)
+{
+	struct uxdp_txq_stats *st = &dev->txq[q].stats;
+	uint64_t *c = why == UXDP_TXQ_FULL ? &st->full :
+		      why == UXDP_TXQ_TOO_BIG ? &st->too_big :
+		      why == UXDP_TXQ_DOWN ? &st->down : &st->bad_flags;
+
+	/* Refusals happen outside any lock: an atomic add (a rare path). */
+	if (n)
+		__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
+
+UXDP_EXPORT void uxdp_rxq_count_drained(struct uxdp_dev *dev, uint32_t q,
+					uint32_t n)
+{
+	/* At down or destroy, when no poll of the queue runs. */
+	stat_add(&dev->rxq[q].xdp.stats.drained, n);
 }
 
 UXDP_EXPORT __cold void uxdp_dev_destroy(struct uxdp_dev *dev)
@@ -276,7 +318,7 @@ UXDP_EXPORT int uxdp_dev_up(struct uxdp_dev *dev)
 	/* Threads polling it sleep while it is down: wake them. Inside a
 	 * read section, which keeps their groups alive. */
 	{
-		struct uxdp_xdp_cpu *cpu = uxdp_xdp_cpu_get();
+		struct uxdp_xdp_cpu *cpu = xdp_cpu_get();
 
 		if (cpu)
 			xdp_rcu_lock(cpu);
@@ -324,7 +366,7 @@ UXDP_EXPORT int uxdp_dev_attach_prog(struct uxdp_dev *dev, uint32_t q,
 
 		if (q != UXDP_ALL_QUEUES && i != q)
 			continue;
-		err = uxdp_xdp_rxq_set_prog(&dev->rxq[i].xdp, prog, &old);
+		err = xdp_rxq_set_prog(&dev->rxq[i].xdp, prog, &old);
 		if (err)
 			return err;
 		uxdp_prog_put(old);
@@ -346,7 +388,7 @@ UXDP_EXPORT void uxdp_dev_set_pass_handler(struct uxdp_dev *dev,
 
 UXDP_EXPORT void uxdp_dev_set_bulk(struct uxdp_dev *dev, uint32_t bulk)
 {
-	uxdp_xdp_target_set_bulk(&dev->target, bulk);
+	xdp_target_set_bulk(&dev->target, bulk);
 }
 
 UXDP_EXPORT struct uxdp_xdp_target *uxdp_dev_target(struct uxdp_dev *dev)
@@ -362,7 +404,7 @@ int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget)
 	struct uxdp_xdp_cpu *cpu;
 	int n;
 
-	cpu = uxdp_xdp_poll_begin(rxq);
+	cpu = xdp_poll_begin(rxq);
 	if (unlikely(!cpu))
 		return -EMFILE;		/* more than UXDP_MAX_THREADS */
 	/*
@@ -372,7 +414,7 @@ int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget)
 	 * before the driver tears the queue down.
 	 */
 	if (unlikely(!__atomic_load_n(&dev->up, __ATOMIC_ACQUIRE))) {
-		uxdp_xdp_poll_end(cpu, rxq);
+		xdp_poll_end(cpu, rxq);
 		return -ENETDOWN;
 	}
 	/*
@@ -389,7 +431,7 @@ int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget)
 			uxdp_pool_set_owner(pool);
 	}
 	n = dev->ops->poll(dev, q, cpu, budget);
-	uxdp_xdp_poll_end(cpu, rxq);
+	xdp_poll_end(cpu, rxq);
 	return n;
 }
 
@@ -408,7 +450,7 @@ UXDP_EXPORT int uxdp_dev_xmit(struct uxdp_dev *dev, int n,
 
 	if (unlikely(n < 0))
 		return -EINVAL;
-	cpu = uxdp_xdp_cpu_get();
+	cpu = xdp_cpu_get();
 	if (unlikely(!cpu))
 		return -EMFILE;
 	/* A read section: the device (and a veth peer it writes into) stay
@@ -502,7 +544,7 @@ UXDP_EXPORT int uxdp_dev_txq_stats(const struct uxdp_dev *dev, uint32_t q,
 
 UXDP_EXPORT void uxdp_dev_kick(struct uxdp_dev *dev, uint32_t q)
 {
-	struct uxdp_xdp_cpu *cpu = uxdp_xdp_cpu_get();
+	struct uxdp_xdp_cpu *cpu = xdp_cpu_get();
 
 	if (q >= dev->nrxq)
 		return;

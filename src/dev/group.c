@@ -169,7 +169,7 @@ static void *pg_thread(void *arg)
 		CPU_SET(g->cpu, &set);
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
-	cpu = uxdp_xdp_cpu_get();
+	cpu = xdp_cpu_get();
 	__atomic_store_n(&g->started, cpu ? 1 : 2, __ATOMIC_RELEASE);
 	if (!cpu)
 		return NULL;

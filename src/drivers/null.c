@@ -11,21 +11,22 @@
  * A count limit and a packet rate make the queue go idle between packets,
  * so its poller sleeps; a paced one is woken by a timerfd (rx_fd).
  */
-#include "../internal.h"
-
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <uxdp/dev.h>
+#include <uxdp/driver.h>
 #include <uxdp/null.h>
 #include <uxdp/pool.h>
 #include <uxdp/umem.h>
 
-#include "../dev/dev_internal.h"
-#include "../xdp/xdp_internal.h"
+#define MIN(a, b)	((a) < (b) ? (a) : (b))
+#define MAX(a, b)	((a) > (b) ? (a) : (b))
 
 #define NULL_CHUNK		2048
 #define NULL_SEQ_OFFSET		42	/* UDP payload of the default packet */
@@ -53,12 +54,12 @@ struct null_priv {
 	uint64_t pace_sent;		/* packets generated since pace_t0 */
 	int timer_fd;			/* paced only, else -1 */
 	unsigned char *tmpl;		/* rx_len bytes, zero-padded */
-	struct uxdp_spinlock tx_lock;
+	pthread_spinlock_t tx_lock;
 };
 
 static inline struct null_priv *null_priv(const struct uxdp_dev *dev)
 {
-	return dev_priv(dev);
+	return uxdp_dev_priv(dev);
 }
 
 static uint64_t now_ns(void)
@@ -133,15 +134,15 @@ static void null_fill(struct null_priv *priv, struct uxdp_buff **bufs,
 	}
 }
 
-static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *cpu,
+static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
 		     int budget)
 {
 	struct null_priv *priv = null_priv(dev);
-	struct uxdp_xdp_rxq *rxq = dev_xdp_rxq(dev, q);
 	struct uxdp_buff *bufs[UXDP_NAPI_BUDGET];
 	uint64_t allowed;
 	int done = 0;
 
+	(void)q;		/* one queue */
 	if (!priv->pool)
 		return 0;
 	/* The dev layer made this thread the pool's owner (rx_pool). */
@@ -175,7 +176,7 @@ static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *cpu,
 		if (priv->pps)
 			__atomic_store_n(&priv->pace_sent,
 					 priv->pace_sent + n, __ATOMIC_RELAXED);
-		uxdp_xdp_run_batch(cpu, rxq, bufs, n);
+		uxdp_rx_run_batch(ctx, bufs, n);
 		done += (int)n;
 	}
 	return done;
@@ -219,7 +220,7 @@ static int null_open(struct uxdp_dev *dev)
 	its.it_interval.tv_nsec = (long)(tick % 1000000000ULL);
 	its.it_value = its.it_interval;
 	if (timerfd_settime(priv->timer_fd, 0, &its, NULL))
-		return uxdp_fail(errno, "null %s: timerfd_settime: %s",
+		return uxdp_set_error(errno, "null %s: timerfd_settime: %s",
 				 uxdp_dev_name(dev), strerror(errno));
 	return 0;
 }
@@ -237,28 +238,23 @@ static int null_xdp_xmit(struct uxdp_dev *dev, int n,
 			 struct uxdp_frame **frames, uint32_t flags)
 {
 	struct null_priv *priv = null_priv(dev);
-	struct uxdp_txq_stats *st = dev_txq_stats(dev, 0);
 	uint64_t bytes = 0;
 	int i;
 
-	if (unlikely(flags & ~UXDP_XMIT_FLAGS_MASK)) {
-		__atomic_fetch_add(&st->bad_flags, 1, __ATOMIC_RELAXED);
+	if (uxdp_unlikely(flags & ~UXDP_XMIT_FLAGS_MASK)) {
+		uxdp_txq_count_refused(dev, 0, UXDP_TXQ_BAD_FLAGS, 1);
 		return -EINVAL;
 	}
-	if (unlikely(!dev_is_up(dev))) {
-		__atomic_fetch_add(&st->down, (uint64_t)n, __ATOMIC_RELAXED);
+	if (uxdp_unlikely(!uxdp_dev_is_up(dev))) {
+		uxdp_txq_count_refused(dev, 0, UXDP_TXQ_DOWN, (uint32_t)n);
 		return -ENETDOWN;
 	}
 	for (i = 0; i < n; i++)
 		bytes += frames[i]->len;
 	/* The TX queue lock a driver takes to post descriptors. */
-	uxdp_spin_lock(&priv->tx_lock);
-	__atomic_store_n(&st->packets, st->packets + (uint64_t)n,
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&st->bytes, st->bytes + bytes, __ATOMIC_RELAXED);
-	__atomic_store_n(&st->xmit_calls, st->xmit_calls + 1,
-			 __ATOMIC_RELAXED);
-	uxdp_spin_unlock(&priv->tx_lock);
+	pthread_spin_lock(&priv->tx_lock);
+	uxdp_txq_count(dev, 0, (uint32_t)n, bytes);
+	pthread_spin_unlock(&priv->tx_lock);
 	/* Sent and completed at once: the frames go home. */
 	uxdp_frame_return_bulk(frames, (uint32_t)n);
 	return n;
@@ -279,6 +275,7 @@ static void null_destroy(struct uxdp_dev *dev)
 	if (priv->timer_fd >= 0)
 		close(priv->timer_fd);
 	free(priv->tmpl);
+	pthread_spin_destroy(&priv->tx_lock);
 }
 
 static struct uxdp_pool *null_rx_pool(struct uxdp_dev *dev, uint32_t q)
@@ -312,7 +309,7 @@ static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames)
 {
 	struct null_priv *priv = null_priv(dev);
 	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = NULL_CHUNK);
-	struct uxdp_xdp_rxq *rxq = dev_xdp_rxq(dev, 0);
+	struct uxdp_rxq_info *info = uxdp_dev_rxq_info(dev, 0);
 	uint32_t i;
 	char *area;
 	int err;
@@ -325,9 +322,9 @@ static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames)
 	if (!priv->pool)
 		return -errno;
 	/* Receive buffers are the pool's heads: mem POOL, owner "self". */
-	rxq->info.mem.type = UXDP_MEM_POOL;
-	rxq->info.mem.owner = NULL;
-	uxdp_pool_set_rxq(priv->pool, &rxq->info);
+	info->mem.type = UXDP_MEM_POOL;
+	info->mem.owner = NULL;
+	uxdp_pool_set_rxq(priv->pool, info);
 
 	/* The packet, once per buffer; REWRITE copies it again per use. */
 	area = uxdp_umem_area(priv->umem);
@@ -338,7 +335,7 @@ static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames)
 	return err < 0 ? err : 0;
 }
 
-UXDP_EXPORT __cold struct uxdp_dev *
+UXDP_API __attribute__((cold)) struct uxdp_dev *
 uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 {
 	const void *tmpl;
@@ -347,7 +344,7 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 	struct uxdp_dev *dev;
 	int err;
 
-	uxdp_clear_err();
+	uxdp_clear_error();
 	if (!UXDP_OPTS_VALID(opts, uxdp_null_opts)) {
 		errno = EINVAL;
 		return NULL;
@@ -363,28 +360,28 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 	}
 	len = UXDP_OPTS_GET(opts, rx_len, tlen);
 	if (flags & ~NULL_FLAGS) {
-		errno = -uxdp_fail(EINVAL, "null: unknown flags 0x%x",
+		errno = -uxdp_set_error(EINVAL, "null: unknown flags 0x%x",
 				   flags & ~NULL_FLAGS);
 		return NULL;
 	}
 	if (tlen < 14 || tlen > UXDP_NULL_MAX_LEN) {
-		errno = -uxdp_fail(EINVAL, "null: rx_template_len %u: a packet "
+		errno = -uxdp_set_error(EINVAL, "null: rx_template_len %u: a packet "
 				   "needs 14 (an Ethernet header) to %d bytes",
 				   tlen, UXDP_NULL_MAX_LEN);
 		return NULL;
 	}
 	if (len < 14 || len > UXDP_NULL_MAX_LEN) {
-		errno = -uxdp_fail(EINVAL, "null: rx_len %u out of range "
+		errno = -uxdp_set_error(EINVAL, "null: rx_len %u out of range "
 				   "(14..%d)", len, UXDP_NULL_MAX_LEN);
 		return NULL;
 	}
 	if (frames > (1U << 20)) {
-		errno = -uxdp_fail(EINVAL, "null: rx_frames %u out of range "
+		errno = -uxdp_set_error(EINVAL, "null: rx_frames %u out of range "
 				   "(1..2^20)", frames);
 		return NULL;
 	}
 	if ((flags & UXDP_NULL_F_SEQ) && seq_off + 8 > len) {
-		errno = -uxdp_fail(EINVAL, "null: seq_offset %u: the 8-byte "
+		errno = -uxdp_set_error(EINVAL, "null: seq_offset %u: the 8-byte "
 				   "sequence number must fit in %u-byte packets",
 				   seq_off, len);
 		return NULL;
@@ -394,6 +391,7 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 		return NULL;
 	priv = null_priv(dev);
 	priv->timer_fd = -1;
+	pthread_spin_init(&priv->tx_lock, PTHREAD_PROCESS_PRIVATE);
 	priv->rx_len = len;
 	priv->flags = flags;
 	priv->seq_offset = seq_off;
@@ -402,7 +400,7 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 	err = -ENOMEM;
 	priv->tmpl = calloc(1, len);
 	if (!priv->tmpl) {
-		uxdp_fail(ENOMEM, "null %s: out of memory", name);
+		uxdp_set_error(ENOMEM, "null %s: out of memory", name);
 		goto err;
 	}
 	memcpy(priv->tmpl, tmpl, MIN(tlen, len));
@@ -410,7 +408,7 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 		priv->timer_fd = timerfd_create(CLOCK_MONOTONIC,
 						TFD_NONBLOCK | TFD_CLOEXEC);
 		if (priv->timer_fd < 0) {
-			err = uxdp_fail(errno, "null %s: timerfd_create: %s",
+			err = uxdp_set_error(errno, "null %s: timerfd_create: %s",
 					name, strerror(errno));
 			goto err;
 		}
@@ -427,12 +425,12 @@ err:
 
 		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
 		uxdp_dev_destroy(dev);
-		errno = -uxdp_fail(-err, "null %s: %s", name, msg);
+		errno = -uxdp_set_error(-err, "null %s: %s", name, msg);
 		return NULL;
 	}
 }
 
-UXDP_EXPORT uint64_t uxdp_null_generated(struct uxdp_dev *dev)
+UXDP_API uint64_t uxdp_null_generated(struct uxdp_dev *dev)
 {
 	if (!dev || strcmp(uxdp_dev_kind(dev), "null"))
 		return 0;

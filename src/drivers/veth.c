@@ -9,27 +9,27 @@
  * threads, serialised by the lock (the kernel's ptr_ring producer lock);
  * the consumer is the queue's single polling thread and takes no lock.
  */
-#include "../internal.h"
-
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include <uxdp/dev.h>
+#include <uxdp/driver.h>
 #include <uxdp/ring.h>
 #include <uxdp/veth.h>
-
-#include "../dev/dev_internal.h"
-#include "../xdp/xdp_internal.h"
 
 #define VLAN_ETH_HLEN	18	/* hard_header_len + VLAN_HLEN */
 
 struct veth_rq {
 	/* Producer side: any thread, under lock. */
-	struct uxdp_spinlock lock;
+	pthread_spinlock_t lock;
 	struct uxdp_ring prod;
 	/* Consumer side: the polling thread only. */
 	struct uxdp_ring cons __attribute__((aligned(UXDP_CACHE_LINE)));
+	struct uxdp_rxq_info *info;	/* every received buff points here */
 	void *mem;
+	bool lock_ok;			/* lock initialised */
 } __attribute__((aligned(UXDP_CACHE_LINE)));
 
 struct veth_priv {
@@ -42,15 +42,16 @@ struct veth_priv {
 
 static inline struct veth_priv *veth_priv(const struct uxdp_dev *dev)
 {
-	return dev_priv(dev);
+	return uxdp_dev_priv(dev);
 }
 
 /*
  * Give back every frame still on @rq (queue going down or away), counted in
  * the queue's drained: no poll of it runs then, so this is its only writer.
  */
-static void veth_rq_drain(struct veth_rq *rq, struct uxdp_xdp_rxq *xrxq)
+static void veth_rq_drain(struct uxdp_dev *dev, uint32_t q)
 {
+	struct veth_rq *rq = &veth_priv(dev)->rq[q];
 	struct uxdp_frame *frames[UXDP_BULK_SIZE];
 	uint32_t idx, n, i;
 
@@ -60,38 +61,36 @@ static void veth_rq_drain(struct veth_rq *rq, struct uxdp_xdp_rxq *xrxq)
 				*uxdp_ring_addr(&rq->cons, idx + i);
 		uxdp_ring_cons_release(&rq->cons, n);
 		uxdp_frame_return_bulk(frames, n);
-		stat_add(&xrxq->stats.drained, n);
+		uxdp_rxq_count_drained(dev, q, n);
 	}
 }
 
 static int veth_xdp_xmit(struct uxdp_dev *dev, int n,
 			 struct uxdp_frame **frames, uint32_t flags)
 {
-	struct veth_priv *priv = veth_priv(dev), *ppriv;
+	struct veth_priv *priv = veth_priv(dev);
 	struct uxdp_dev *peer;
-	struct uxdp_txq_stats *st;
 	struct veth_rq *rq;
-	uint32_t q, idx, room, i, bytes = 0;
+	uint32_t q, idx, room, i;
+	uint64_t bytes = 0;
 
 	peer = __atomic_load_n(&priv->peer, __ATOMIC_ACQUIRE);
 	/* The kernel's smp_processor_id() % queues. Both sides of a pair
 	 * have the same number of queues, so q indexes the peer's too. */
-	q = xdp_thread_index();
-	if (unlikely(q >= priv->nrq))
+	q = uxdp_thread_index();
+	if (uxdp_unlikely(q >= priv->nrq))
 		q %= priv->nrq;
-	st = dev_txq_stats(dev, q);
-	if (unlikely(flags & ~UXDP_XMIT_FLAGS_MASK)) {
-		__atomic_fetch_add(&st->bad_flags, 1, __ATOMIC_RELAXED);
+	if (uxdp_unlikely(flags & ~UXDP_XMIT_FLAGS_MASK)) {
+		uxdp_txq_count_refused(dev, q, UXDP_TXQ_BAD_FLAGS, 1);
 		return -EINVAL;
 	}
-	if (unlikely(!peer)) {
-		__atomic_fetch_add(&st->down, (uint64_t)n, __ATOMIC_RELAXED);
+	if (uxdp_unlikely(!peer)) {
+		uxdp_txq_count_refused(dev, q, UXDP_TXQ_DOWN, (uint32_t)n);
 		return -ENXIO;
 	}
-	ppriv = veth_priv(peer);
-	rq = &ppriv->rq[q];
+	rq = &veth_priv(peer)->rq[q];
 
-	uxdp_spin_lock(&rq->lock);
+	pthread_spin_lock(&rq->lock);
 	/*
 	 * Under the lock: uxdp_dev_down() on the peer clears "up" before it
 	 * takes this lock to drain the ring, so a transmit that gets the lock
@@ -99,16 +98,15 @@ static int veth_xdp_xmit(struct uxdp_dev *dev, int n,
 	 * Without a program on the queue the peer would never poll it (the
 	 * kernel's NAPI is off then): refuse, as veth does.
 	 */
-	if (unlikely(!dev_is_up(peer) || !dev_is_up(dev) ||
-		     !__atomic_load_n(&dev_xdp_rxq(peer, q)->prog,
-				      __ATOMIC_RELAXED))) {
-		uxdp_spin_unlock(&rq->lock);
-		__atomic_fetch_add(&st->down, (uint64_t)n, __ATOMIC_RELAXED);
+	if (uxdp_unlikely(!uxdp_dev_is_up(peer) || !uxdp_dev_is_up(dev) ||
+			  !uxdp_dev_rxq_has_prog(peer, q))) {
+		pthread_spin_unlock(&rq->lock);
+		uxdp_txq_count_refused(dev, q, UXDP_TXQ_DOWN, (uint32_t)n);
 		return -ENXIO;
 	}
 	room = uxdp_ring_prod_reserve_batch(&rq->prod, (uint32_t)n, &idx);
 	for (i = 0; i < room; i++) {
-		if (unlikely(frames[i]->len > priv->max_len))
+		if (uxdp_unlikely(frames[i]->len > priv->max_len))
 			break;
 		*uxdp_ring_addr(&rq->prod, idx + i) = (uint64_t)(uintptr_t)frames[i];
 		bytes += frames[i]->len;
@@ -117,21 +115,14 @@ static int veth_xdp_xmit(struct uxdp_dev *dev, int n,
 	 * the reservation. */
 	uxdp_ring_prod_cancel(&rq->prod, room - i);
 	uxdp_ring_prod_submit(&rq->prod, i);
-	/* Counters under the lock: one writer at a time, relaxed for readers. */
-	__atomic_store_n(&st->packets, st->packets + i, __ATOMIC_RELAXED);
-	__atomic_store_n(&st->bytes, st->bytes + bytes, __ATOMIC_RELAXED);
-	__atomic_store_n(&st->xmit_calls, st->xmit_calls + 1, __ATOMIC_RELAXED);
+	/* Under the lock: one writer at a time. */
+	uxdp_txq_count(dev, q, i, bytes);
+	pthread_spin_unlock(&rq->lock);
 	/* Every frame not taken is counted under the reason the call
 	 * stopped for, so taken + full + too_big + down = offered. */
-	if (unlikely(i < (uint32_t)n)) {
-		if (i < room)
-			__atomic_store_n(&st->too_big, st->too_big + (n - i),
-					 __ATOMIC_RELAXED);
-		else
-			__atomic_store_n(&st->full, st->full + (n - i),
-					 __ATOMIC_RELAXED);
-	}
-	uxdp_spin_unlock(&rq->lock);
+	if (uxdp_unlikely(i < (uint32_t)n))
+		uxdp_txq_count_refused(dev, q, i < room ? UXDP_TXQ_TOO_BIG :
+				       UXDP_TXQ_FULL, (uint32_t)n - i);
 
 	/*
 	 * The doorbell rings on every flush, whatever this call took (the
@@ -141,17 +132,17 @@ static int veth_xdp_xmit(struct uxdp_dev *dev, int n,
 	 * wake a peer that went to sleep before they arrived.
 	 */
 	if (flags & UXDP_XMIT_FLUSH)
-		dev_kick(peer, q);
+		uxdp_dev_kick(peer, q);
 	return (int)i;
 }
 
-static int veth_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *cpu,
+static int veth_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
 		     int budget)
 {
 	struct veth_rq *rq = &veth_priv(dev)->rq[q];
-	struct uxdp_xdp_rxq *xrxq = dev_xdp_rxq(dev, q);
 	struct uxdp_frame *frames[UXDP_NAPI_BUDGET];
 	struct uxdp_buff bufs[UXDP_NAPI_BUDGET], *bp[UXDP_NAPI_BUDGET];
+	struct uxdp_rxq_info *info = rq->info;
 	int done = 0;
 
 	while (done < budget) {
@@ -175,11 +166,11 @@ static int veth_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *cpu,
 			if (i + 4 < n)
 				__builtin_prefetch(frames[i + 4]);
 			uxdp_frame_to_buff(frames[i], &bufs[i]);
-			bufs[i].rxq = &xrxq->info;
+			bufs[i].rxq = info;
 			bufs[i].txq = NULL;
 			bp[i] = &bufs[i];
 		}
-		uxdp_xdp_run_batch(cpu, xrxq, bp, n);
+		uxdp_rx_run_batch(ctx, bp, n);
 		done += (int)n;
 	}
 	return done;
@@ -203,9 +194,9 @@ static void veth_stop(struct uxdp_dev *dev)
 	uint32_t i;
 
 	for (i = 0; i < priv->nrq; i++) {
-		uxdp_spin_lock(&priv->rq[i].lock);
-		veth_rq_drain(&priv->rq[i], dev_xdp_rxq(dev, i));
-		uxdp_spin_unlock(&priv->rq[i].lock);
+		pthread_spin_lock(&priv->rq[i].lock);
+		veth_rq_drain(dev, i);
+		pthread_spin_unlock(&priv->rq[i].lock);
 	}
 }
 
@@ -234,9 +225,11 @@ static void veth_destroy(struct uxdp_dev *dev)
 	if (!priv->rq)
 		return;
 	for (i = 0; i < priv->nrq; i++) {
+		if (priv->rq[i].lock_ok)
+			pthread_spin_destroy(&priv->rq[i].lock);
 		if (!priv->rq[i].mem)
 			continue;
-		veth_rq_drain(&priv->rq[i], dev_xdp_rxq(dev, i));
+		veth_rq_drain(dev, i);
 		uxdp_ring_mem_free(priv->rq[i].mem, priv->ring_size, 8);
 	}
 	free(priv->rq);
@@ -264,13 +257,17 @@ static int veth_setup(struct uxdp_dev *dev, uint32_t nrq, uint32_t ring_size,
 	priv->max_len = mtu + VLAN_ETH_HLEN;
 	if (posix_memalign((void **)&priv->rq, UXDP_CACHE_LINE,
 			   nrq * sizeof(*priv->rq)))
-		return uxdp_fail(ENOMEM, "veth: out of memory");
+		return uxdp_set_error(ENOMEM, "veth: out of memory");
 	memset(priv->rq, 0, nrq * sizeof(*priv->rq));
 	for (i = 0; i < nrq; i++) {
 		struct veth_rq *rq = &priv->rq[i];
 
 		/* Received frames keep their owner in their own header. */
-		dev_xdp_rxq(dev, i)->info.mem.type = UXDP_MEM_FRAME;
+		rq->info = uxdp_dev_rxq_info(dev, i);
+		rq->info->mem.type = UXDP_MEM_FRAME;
+		if (pthread_spin_init(&rq->lock, PTHREAD_PROCESS_PRIVATE))
+			return uxdp_set_error(ENOMEM, "veth: spinlock");
+		rq->lock_ok = true;
 		rq->mem = uxdp_ring_mem_alloc(ring_size, 8);
 		if (!rq->mem)
 			return -errno;
@@ -280,7 +277,7 @@ static int veth_setup(struct uxdp_dev *dev, uint32_t nrq, uint32_t ring_size,
 	return 0;
 }
 
-UXDP_EXPORT __cold int uxdp_veth_create(const char *name_a,
+UXDP_API __attribute__((cold)) int uxdp_veth_create(const char *name_a,
 					const char *name_b,
 					const struct uxdp_veth_opts *opts,
 					struct uxdp_dev **a, struct uxdp_dev **b)
@@ -289,21 +286,21 @@ UXDP_EXPORT __cold int uxdp_veth_create(const char *name_a,
 	struct uxdp_dev *da, *db;
 	int err;
 
-	uxdp_clear_err();
+	uxdp_clear_error();
 	if (!a || !b)
-		return uxdp_fail(EINVAL, "veth: NULL result pointers");
+		return uxdp_set_error(EINVAL, "veth: NULL result pointers");
 	if (!UXDP_OPTS_VALID(opts, uxdp_veth_opts))
 		return -EINVAL;
 	nq = UXDP_OPTS_GET(opts, queues, 1);
 	ring = UXDP_OPTS_GET(opts, ring_size, UXDP_VETH_RING_SIZE);
 	mtu = UXDP_OPTS_GET(opts, mtu, 1500);
 	if (nq > 256)
-		return uxdp_fail(EINVAL, "veth: %u queues: at most 256", nq);
+		return uxdp_set_error(EINVAL, "veth: %u queues: at most 256", nq);
 	if (ring < 2 || ring > (1U << 20) || (ring & (ring - 1)))
-		return uxdp_fail(EINVAL, "veth: ring_size %u: a power of two "
+		return uxdp_set_error(EINVAL, "veth: ring_size %u: a power of two "
 				 "in [2, 2^20]", ring);
 	if (mtu < 68 || mtu > 65535)
-		return uxdp_fail(EINVAL, "veth: mtu %u outside [68, 65535]", mtu);
+		return uxdp_set_error(EINVAL, "veth: mtu %u outside [68, 65535]", mtu);
 
 	da = uxdp_dev_alloc(name_a, &veth_ops, nq, nq, sizeof(struct veth_priv));
 	if (!da)
@@ -320,7 +317,7 @@ UXDP_EXPORT __cold int uxdp_veth_create(const char *name_a,
 		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
 		uxdp_dev_destroy(da);
 		uxdp_dev_destroy(db);
-		return uxdp_fail(-err, "%s", msg);
+		return uxdp_set_error(-err, "%s", msg);
 	}
 	veth_priv(da)->peer = db;
 	veth_priv(db)->peer = da;
@@ -329,7 +326,7 @@ UXDP_EXPORT __cold int uxdp_veth_create(const char *name_a,
 	return 0;
 }
 
-UXDP_EXPORT struct uxdp_dev *uxdp_veth_peer(struct uxdp_dev *dev)
+UXDP_API struct uxdp_dev *uxdp_veth_peer(struct uxdp_dev *dev)
 {
 	if (strcmp(uxdp_dev_kind(dev), "veth"))
 		return NULL;

@@ -172,7 +172,9 @@ uxdp_pool_create(struct uxdp_umem *umem, const struct uxdp_pool_opts *opts)
 		goto err_arrays;
 	if (p->unaligned) {
 		p->free_heads = calloc(p->nheads, sizeof(*p->free_heads));
-		if (!p->free_heads)
+		p->by_base = calloc((p->addrs_cnt >> UNALIGNED_BASE_SHIFT) + 1,
+				    sizeof(*p->by_base));
+		if (!p->free_heads || !p->by_base)
 			goto err_arrays;
 	}
 	pool_init_heads(p);
@@ -201,6 +203,7 @@ static void pool_free_mem(struct uxdp_pool *p)
 	free(p->remote.pending);
 	free(p->remote.stack);
 	free(p->free_heads);
+	free(p->by_base);
 	free(p->free_list);
 	free(p->fpos);
 	free(p->heads);
@@ -470,9 +473,13 @@ static inline struct uxdp_pool_buff *unaligned_take_head(struct uxdp_pool *p,
 							 uint64_t addr)
 {
 	struct uxdp_pool_buff *pb = p->free_heads[--p->free_heads_cnt];
+	uint32_t h = (uint32_t)(pb - p->heads);
 
 	pb->xdp.data_hard_start = p->addrs + addr + p->headroom;
-	p->fpos[pb - p->heads] = FPOS_HELD;
+	p->fpos[h] = FPOS_HELD;
+	/* Held buffers do not overlap and are at least 2 KiB long, so no two
+	 * share a base >> 11: a direct map, for uxdp_pool_buff_at(). */
+	p->by_base[addr >> UNALIGNED_BASE_SHIFT] = h + 1;
 	return pb;
 }
 
@@ -682,11 +689,25 @@ UXDP_EXPORT void uxdp_pool_free_batch(struct uxdp_pool *p,
 	set_free_cnt(p, (uint32_t)cnt);
 }
 
+/* The descriptor address of a buffer's data (xp_get_handle). */
+static inline uint64_t buff_handle(const struct uxdp_pool *p,
+				   const struct uxdp_buff *buf)
+{
+	uint64_t addr = (uint64_t)((char *)buf->data - p->addrs), offset;
+
+	if (!p->unaligned)
+		return addr;
+	/* Unaligned: chunk base in the low bits, data offset in the high. */
+	offset = (uint64_t)((char *)buf->data - (char *)buf->data_hard_start) +
+		 p->headroom;
+	return (addr - offset) | (offset << UXDP_UNALIGNED_BUF_OFFSET_SHIFT);
+}
+
 UXDP_EXPORT uint64_t uxdp_pool_release(struct uxdp_buff *buf)
 {
 	struct uxdp_pool_buff *pb = to_pool_buff(buf);
 	struct uxdp_pool *p = pb->pool;
-	uint64_t h = head_index(p, pb), addr, offset;
+	uint64_t h = head_index(p, pb), addr;
 
 	pool_sync_remote(p);
 	if (unlikely(h >= p->nheads || !is_allocated(p, (uint32_t)h))) {
@@ -695,14 +716,53 @@ UXDP_EXPORT uint64_t uxdp_pool_release(struct uxdp_buff *buf)
 	}
 	p->fpos[h] = FPOS_APP;
 	pstat_add(&p->n_released, 1);
-	addr = (uint64_t)((char *)buf->data - p->addrs);
-	if (!p->unaligned)
-		return addr;
-	/* Unaligned: chunk base in the low bits, data offset in the high. */
-	offset = (uint64_t)((char *)buf->data - (char *)buf->data_hard_start) +
-		 p->headroom;
-	p->free_heads[p->free_heads_cnt++] = pb;
-	return (addr - offset) | (offset << UXDP_UNALIGNED_BUF_OFFSET_SHIFT);
+	addr = buff_handle(p, buf);
+	if (p->unaligned) {
+		p->by_base[(addr & UXDP_UNALIGNED_BUF_ADDR_MASK) >>
+			   UNALIGNED_BASE_SHIFT] = 0;
+		p->free_heads[p->free_heads_cnt++] = pb;
+	}
+	return addr;
+}
+
+UXDP_EXPORT uint64_t uxdp_buff_umem_addr(const struct uxdp_buff *buf)
+{
+	return buff_handle(uxdp_buff_pool(buf), buf);
+}
+
+UXDP_EXPORT uint64_t uxdp_buff_chunk_addr(const struct uxdp_buff *buf)
+{
+	const struct uxdp_pool *p = uxdp_buff_pool(buf);
+
+	return (uint64_t)((char *)buf->data_hard_start - p->addrs) -
+	       p->headroom;
+}
+
+UXDP_EXPORT struct uxdp_buff *uxdp_pool_buff_at(struct uxdp_pool *p,
+						uint64_t addr)
+{
+	uint64_t h;
+
+	if (!p->unaligned) {
+		addr &= p->chunk_mask;
+		if (unlikely(addr >= p->addrs_cnt))
+			return NULL;
+		h = addr >> p->chunk_shift;
+	} else {
+		uint64_t base = addr & UXDP_UNALIGNED_BUF_ADDR_MASK;
+		uint32_t k;
+
+		if (unlikely(base >= p->addrs_cnt))
+			return NULL;
+		k = p->by_base[base >> UNALIGNED_BASE_SHIFT];
+		if (!k)
+			return NULL;
+		h = k - 1;
+		if (uxdp_buff_chunk_addr(&p->heads[h].xdp) != base)
+			return NULL;
+	}
+	pool_sync_remote(p);
+	return is_allocated(p, (uint32_t)h) ? &p->heads[h].xdp : NULL;
 }
 
 UXDP_EXPORT uint32_t uxdp_pool_complete(struct uxdp_pool *p,

@@ -42,6 +42,8 @@ struct uxdp_umem {
  * exact, so a double free is still caught at the free.
  */
 #define FPOS_APP	UINT32_MAX
+/* Unaligned buffers are at least UXDP_UMEM_MIN_CHUNK_SIZE (2^11) long. */
+#define UNALIGNED_BASE_SHIFT	11
 #define FPOS_HELD	(UINT32_MAX - 1)
 
 struct uxdp_pool {
@@ -56,6 +58,9 @@ struct uxdp_pool {
 	uint32_t *fpos;			/* FPOS_* or free-list position */
 	struct uxdp_pool_buff **free_list;
 	struct uxdp_pool_buff **free_heads;	/* unaligned mode only */
+	/* Unaligned mode: head index + 1 of the held buffer whose base >> 11
+	 * is the index, 0 for none (uxdp_pool_buff_at). */
+	uint32_t *by_base;
 	char *addrs;			/* the UMEM area */
 	uint64_t chunk_mask;
 	uint64_t addrs_cnt;		/* UMEM size in bytes */

@@ -122,7 +122,7 @@ int xdp_synchronize(const char *who)
 	return 0;
 }
 
-UXDP_EXPORT struct uxdp_xdp_cpu *uxdp_xdp_cpu_get(void)
+struct uxdp_xdp_cpu *xdp_cpu_get(void)
 {
 	struct uxdp_xdp_cpu *cpu = uxdp_tls_cpu;
 
@@ -131,14 +131,14 @@ UXDP_EXPORT struct uxdp_xdp_cpu *uxdp_xdp_cpu_get(void)
 
 UXDP_EXPORT uint32_t uxdp_thread_index(void)
 {
-	struct uxdp_xdp_cpu *cpu = uxdp_xdp_cpu_get();
+	struct uxdp_xdp_cpu *cpu = xdp_cpu_get();
 
 	return cpu ? cpu->id : 0;
 }
 
 /* ---- targets and their bulk queues ---------------------------------------------- */
 
-UXDP_EXPORT __cold int uxdp_xdp_target_init(struct uxdp_xdp_target *t)
+__cold int xdp_target_init(struct uxdp_xdp_target *t)
 {
 	if (posix_memalign((void **)&t->bqs, UXDP_CACHE_LINE,
 			   UXDP_MAX_THREADS * sizeof(*t->bqs)))
@@ -149,13 +149,13 @@ UXDP_EXPORT __cold int uxdp_xdp_target_init(struct uxdp_xdp_target *t)
 	return 0;
 }
 
-UXDP_EXPORT __cold void uxdp_xdp_target_fini(struct uxdp_xdp_target *t)
+__cold void xdp_target_fini(struct uxdp_xdp_target *t)
 {
 	free(t->bqs);
 	t->bqs = NULL;
 }
 
-UXDP_EXPORT void uxdp_xdp_target_set_bulk(struct uxdp_xdp_target *t,
+void xdp_target_set_bulk(struct uxdp_xdp_target *t,
 					  uint32_t bulk)
 {
 	bulk = bulk < 1 ? 1 : bulk > UXDP_BULK_SIZE ? UXDP_BULK_SIZE : bulk;
@@ -235,19 +235,12 @@ static inline void xdp_enqueue(struct uxdp_xdp_cpu *cpu,
 	bq_enqueue(cpu, bq, f);
 }
 
-UXDP_EXPORT void uxdp_xdp_enqueue(struct uxdp_xdp_cpu *cpu,
-				  struct uxdp_xdp_rxq *rxq,
-				  struct uxdp_xdp_target *t,
-				  struct uxdp_frame *f, bool is_tx)
-{
-	xdp_enqueue(cpu, rxq, t, f, is_tx);
-}
 
 /* ---- polls ---------------------------------------------------------------------- */
 
-UXDP_EXPORT struct uxdp_xdp_cpu *uxdp_xdp_poll_begin(struct uxdp_xdp_rxq *rxq)
+struct uxdp_xdp_cpu *xdp_poll_begin(struct uxdp_xdp_rxq *rxq)
 {
-	struct uxdp_xdp_cpu *cpu = uxdp_xdp_cpu_get();
+	struct uxdp_xdp_cpu *cpu = xdp_cpu_get();
 
 	if (unlikely(!cpu))
 		return NULL;
@@ -295,7 +288,7 @@ static inline void ret_buff(struct uxdp_xdp_cpu *cpu, struct uxdp_buff *buf)
 	cpu->ret_q[cpu->ret_n++] = head;
 }
 
-UXDP_EXPORT void uxdp_xdp_poll_end(struct uxdp_xdp_cpu *cpu,
+void xdp_poll_end(struct uxdp_xdp_cpu *cpu,
 				   struct uxdp_xdp_rxq *rxq)
 {
 	struct uxdp_bq *bq, *next;
@@ -318,7 +311,7 @@ UXDP_EXPORT void uxdp_xdp_poll_end(struct uxdp_xdp_cpu *cpu,
 	xdp_rcu_unlock(cpu);
 }
 
-UXDP_EXPORT int uxdp_xdp_rxq_set_prog(struct uxdp_xdp_rxq *rxq,
+int xdp_rxq_set_prog(struct uxdp_xdp_rxq *rxq,
 				      struct uxdp_prog *prog,
 				      struct uxdp_prog **old)
 {
@@ -473,10 +466,14 @@ fix_rxq(struct uxdp_xdp_rxq *rxq, struct uxdp_buff **bufs, uint32_t n)
 		bufs[i]->rxq = &rxq->info;
 }
 
-UXDP_EXPORT uint32_t uxdp_xdp_run(struct uxdp_xdp_cpu *cpu,
-				  struct uxdp_xdp_rxq *rxq,
-				  struct uxdp_buff *buf)
+/*
+ * The queue being polled is the context's (set by xdp_poll_begin): a driver
+ * passes only the context it was given.
+ */
+UXDP_EXPORT uint32_t uxdp_rx_run(struct uxdp_xdp_cpu *cpu,
+				 struct uxdp_buff *buf)
 {
+	struct uxdp_xdp_rxq *rxq = cpu->rxq;
 	const struct uxdp_prog *prog = cpu->prog;
 	struct run_counts c = { .packets = 1 };
 	uint32_t act;
@@ -492,10 +489,10 @@ UXDP_EXPORT uint32_t uxdp_xdp_run(struct uxdp_xdp_cpu *cpu,
 	return act;
 }
 
-UXDP_EXPORT void uxdp_xdp_run_batch(struct uxdp_xdp_cpu *cpu,
-				    struct uxdp_xdp_rxq *rxq,
-				    struct uxdp_buff **bufs, uint32_t n)
+UXDP_EXPORT void uxdp_rx_run_batch(struct uxdp_xdp_cpu *cpu,
+				   struct uxdp_buff **bufs, uint32_t n)
 {
+	struct uxdp_xdp_rxq *rxq = cpu->rxq;
 	const struct uxdp_prog *prog = cpu->prog;
 	struct run_counts c = { .packets = n };
 	uint32_t i;

@@ -3,7 +3,84 @@
 #ifndef UXDP_XDP_INTERNAL_H
 #define UXDP_XDP_INTERNAL_H
 
+#include <uxdp/driver.h>
 #include <uxdp/xdp.h>
+
+
+/*
+ * Something frames can be transmitted to in bulk: a device (the dev layer
+ * embeds one per device), later a socket. xmit follows the kernel's
+ * ndo_xdp_xmit rule (5.13+): it sends frames in order, stops at the first it
+ * cannot send, and returns how many it sent, or a negative errno if it sent
+ * none; it frees nothing. The caller returns frames [sent, n) exactly once.
+ * Unknown flag bits make it return -EINVAL.
+ */
+struct uxdp_xdp_target {
+	int (*xmit)(struct uxdp_xdp_target *t, int n,
+		    struct uxdp_frame **frames, uint32_t flags);
+	/* Frames per bulk queue for this target, 1..UXDP_BULK_SIZE
+	 * (1 = no bulking: one xmit call per frame). */
+	uint32_t bulk;
+	/* Per-thread bulk queues, allocated by xdp_target_init. */
+	struct uxdp_bq *bqs;
+};
+
+/* Set up @t's per-thread bulk queues. Returns 0 or -ENOMEM. */
+int xdp_target_init(struct uxdp_xdp_target *t);
+/* Free them. The target must not be in use (no thread has frames queued). */
+void xdp_target_fini(struct uxdp_xdp_target *t);
+/* Set the bulk size (clamped to 1..UXDP_BULK_SIZE). */
+void xdp_target_set_bulk(struct uxdp_xdp_target *t, uint32_t bulk);
+
+/*
+ * Everything the xdp layer keeps per receive queue. The dev layer embeds one
+ * per RX queue; a driver's poll passes it to uxdp_xdp_run().
+ */
+struct uxdp_xdp_rxq {
+	struct uxdp_rxq_info info;
+	struct uxdp_prog *prog;		/* RCU-like: see xdp_rxq_set_prog */
+	/* Where XDP_TX frames go: the ingress device's own target. */
+	struct uxdp_xdp_target *tx_target;
+	uxdp_pass_fn pass;
+	void *pass_arg;
+	uint32_t warned;		/* a driver bug was reported */
+	struct uxdp_rxq_stats stats;
+};
+
+/*
+ * Attach @prog (NULL detaches) while traffic flows. The polling thread picks
+ * the new program up at its next poll; when this returns, no poll is still
+ * running the old program (a grace period), so the caller may drop its
+ * reference. *@old gets the previous program (the caller now owns that
+ * reference). Returns 0, or -EDEADLK from inside a poll (a program or a
+ * pass handler), where it would wait for itself; nothing changes then.
+ */
+int xdp_rxq_set_prog(struct uxdp_xdp_rxq *rxq, struct uxdp_prog *prog,
+			  struct uxdp_prog **old);
+
+/*
+ * Per-thread datapath state (the kernel's per-CPU bulk queues and
+ * bpf_redirect_info): the thread's slot in every target's bulk queues, the
+ * pending redirect, and the list of queues to flush at the end of the poll.
+ * Opaque; each polling thread gets its own on first use.
+ */
+struct uxdp_xdp_cpu;
+
+/* The calling thread's state (created on first use). NULL only when more
+ * than UXDP_MAX_THREADS threads have polled. */
+struct uxdp_xdp_cpu *xdp_cpu_get(void);
+
+/*
+ * Mark the start/end of one poll of @rxq by the calling thread. Between
+ * them the thread is in a read-side section: programs, maps and devices it
+ * reaches stay alive until end. end flushes every bulk queue the poll
+ * filled (XDP_TX first, then redirects), with UXDP_XMIT_FLUSH. The dev
+ * layer calls these around each driver poll.
+ */
+struct uxdp_xdp_cpu *xdp_poll_begin(struct uxdp_xdp_rxq *rxq);
+void xdp_poll_end(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq);
+
+
 
 struct uxdp_prog {
 	uxdp_prog_fn run;
@@ -54,7 +131,7 @@ extern UXDP_TLS_FAST struct uxdp_xdp_cpu *uxdp_tls_cpu;
  * Grace periods: what keeps a device, a program or a map alive while a
  * thread may still be using it (the kernel's RCU, from liburcu).
  *
- * Readers are polls and transmits: uxdp_xdp_poll_begin() .. poll_end(),
+ * Readers are polls and transmits: xdp_poll_begin() .. poll_end(),
  * uxdp_dev_xmit(), and a poll group's walk over its queues. A writer
  * unpublishes an object (clears a map slot, swaps a program, takes a device
  * off a list), calls xdp_synchronize(), and may then free it: every reader
@@ -70,7 +147,7 @@ extern UXDP_TLS_FAST struct uxdp_xdp_cpu *uxdp_tls_cpu;
  * per-queue sequence count it replaces cost.
  *
  * Nesting is counted here, so only the outermost section calls into the
- * library. A thread must be registered (uxdp_xdp_cpu_get() does it).
+ * library. A thread must be registered (xdp_cpu_get() does it).
  */
 void xdp_rcu_read_lock_slow(struct uxdp_xdp_cpu *cpu);
 void xdp_rcu_read_unlock_slow(struct uxdp_xdp_cpu *cpu);

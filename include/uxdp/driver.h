@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp driver interface: what a driver implements (struct uxdp_dev_ops) and
+ * every uxdp call a driver may make, grouped by the driver code that makes
+ * it, as the kernel's xdp_sock_drv.h groups its calls. The in-tree drivers
+ * (src/drivers/: veth, null, afxdp, pcap) use this header and the public
+ * layer headers only, exactly as an out-of-tree driver would.
+ *
+ * The contract in brief:
+ *   - poll(dev, q, ctx, budget) receives up to budget packets on RX queue q
+ *     and hands them to uxdp_rx_run_batch(ctx, ...). One thread polls a
+ *     queue at a time; that thread owns the queue's pool (the dev layer
+ *     hands the pool over when the polling thread changes, see rx_pool).
+ *   - xdp_xmit(dev, n, frames, flags) takes frames in order, stops at the
+ *     first it cannot take, returns how many it took (or -errno if none)
+ *     and frees nothing: the caller returns frames [sent, n). Any thread may
+ *     call it; it is inside a read-side section, so the device and the
+ *     devices it reaches (a veth peer) stay alive for the call.
+ *   - Buffers received into a pool carry their queue in buff->rxq
+ *     (uxdp_pool_set_rxq() with uxdp_dev_rxq_info()); frames remember their
+ *     owner and go home through uxdp_frame_return_bulk() from any thread.
+ */
+#ifndef UXDP_DRIVER_H
+#define UXDP_DRIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uxdp/common.h>
+#include <uxdp/dev.h>
+#include <uxdp/pool.h>
+#include <uxdp/xdp.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The poll context: the calling thread's per-poll datapath state (bulk
+ * queues, pending redirect, the queue being polled). Opaque; a driver gets
+ * one as poll()'s argument and passes it on.
+ */
+struct uxdp_xdp_cpu;
+
+/* ---- What a driver implements --------------------------------------------------- */
+
+struct uxdp_dev_ops {
+	const char *kind;	/* "veth", "null", "afxdp", "pcap", ... */
+	/* Bring up / down (uxdp_dev_up, uxdp_dev_down). down calls stop
+	 * after a grace period: no poll or transmit of the device runs. */
+	int (*open)(struct uxdp_dev *dev);
+	void (*stop)(struct uxdp_dev *dev);
+	/*
+	 * Receive up to @budget packets on RX queue @q and run them with
+	 * uxdp_rx_run_batch(@ctx, ...). Returns the packets processed
+	 * (<= budget), or -errno.
+	 */
+	int (*poll)(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
+		    int budget);
+	/*
+	 * Whether RX queue @q has packets waiting (for sleeping pollers).
+	 * Called outside any poll, possibly while the device goes down:
+	 * read shared state only, never the poller's private caches.
+	 */
+	bool (*rx_pending)(struct uxdp_dev *dev, uint32_t q);
+	/* Transmit @n frames out of @dev; see the contract at the top. */
+	int (*xdp_xmit)(struct uxdp_dev *dev, int n, struct uxdp_frame **frames,
+			uint32_t flags);
+	/*
+	 * A file descriptor that becomes readable when RX queue @q has work
+	 * (a kernel socket, a timer), for a sleeping poller to wait on beside
+	 * its kick; -1 if none. Asked once, when the queue joins a poll group.
+	 * The driver consumes whatever makes it readable in its poll.
+	 */
+	int (*rx_fd)(struct uxdp_dev *dev, uint32_t q);
+	/*
+	 * The pool RX queue @q receives into, if the driver has one of its
+	 * own (uxdp_dev_pool(), uxdp_dev_audit(), and the ownership handover
+	 * to the polling thread); NULL otherwise.
+	 */
+	struct uxdp_pool *(*rx_pool)(struct uxdp_dev *dev, uint32_t q);
+	/*
+	 * uxdp_dev_destroy(), before its grace period: take the device out of
+	 * wherever other devices find it (a veth peer's pointer), so that
+	 * after the grace period nobody can reach it.
+	 */
+	void (*unlink)(struct uxdp_dev *dev);
+	/* Free driver state (uxdp_dev_destroy, after the grace period). */
+	void (*destroy)(struct uxdp_dev *dev);
+};
+
+/* ---- Set-up: the driver's create function ------------------------------------ */
+
+/*
+ * Allocate a device of kind @ops with @nrxq receive and @ntxq transmit queues
+ * and @priv_size bytes of zeroed driver state (uxdp_dev_priv), and register
+ * it under @name (unique). Returns the device (down), or NULL with errno set
+ * (EINVAL, EEXIST: name taken, ENOMEM).
+ */
+struct uxdp_dev *uxdp_dev_alloc(const char *name, const struct uxdp_dev_ops *ops,
+				uint32_t nrxq, uint32_t ntxq, size_t priv_size);
+
+/* The driver's state area (cache-line aligned). */
+void *uxdp_dev_priv(const struct uxdp_dev *dev);
+
+/*
+ * RX queue @q's information, which every buffer received on it points to
+ * (buff->rxq): pass it to uxdp_pool_set_rxq() for a pool's buffers, and set
+ * its mem member to say who owns received memory (UXDP_MEM_POOL for pool
+ * heads, UXDP_MEM_FRAME for frames received from elsewhere).
+ */
+struct uxdp_rxq_info *uxdp_dev_rxq_info(struct uxdp_dev *dev, uint32_t q);
+
+/* Errors: uxdp_set_error() and uxdp_clear_error() in <uxdp/common.h>. */
+
+/* ---- Receive: the driver's poll ---------------------------------------------- */
+
+/*
+ * Run the queue's program on @n buffers received together and carry out
+ * each verdict: PASS goes to the pass handler, DROP and ABORTED return the
+ * buffer, TX and REDIRECT turn it into a frame on a bulk queue (flushed when
+ * full and when the poll ends). A queue without a program drops (counted).
+ * The buffers are the datapath's from here on.
+ */
+void uxdp_rx_run_batch(struct uxdp_xdp_cpu *ctx, struct uxdp_buff **bufs,
+		       uint32_t n);
+
+/* uxdp_rx_run_batch() for one buffer. Returns the verdict carried out. */
+uint32_t uxdp_rx_run(struct uxdp_xdp_cpu *ctx, struct uxdp_buff *buf);
+
+/* Frames given back unprocessed when RX queue @q went down (drained). */
+void uxdp_rxq_count_drained(struct uxdp_dev *dev, uint32_t q, uint32_t n);
+
+/* ---- Transmit: the driver's xdp_xmit ------------------------------------------ */
+
+/*
+ * The calling thread's index, 0..UXDP_MAX_THREADS-1 (smp_processor_id):
+ * spread transmitting threads over TX queues with it.
+ */
+uint32_t uxdp_thread_index(void);
+
+/* Whether @dev is up (cheap: one load). */
+bool uxdp_dev_is_up(const struct uxdp_dev *dev);
+
+/* Whether RX queue @q of @dev has a program (its NAPI would be on). */
+bool uxdp_dev_rxq_has_prog(struct uxdp_dev *dev, uint32_t q);
+
+/*
+ * Count a transmit call into TX queue @q's stats: @sent frames of @bytes
+ * taken, one xdp_xmit call. Counters have one writer at a time: call it
+ * under the queue's lock (a driver without one uses the atomic form).
+ */
+void uxdp_txq_count(struct uxdp_dev *dev, uint32_t q, uint32_t sent,
+		    uint64_t bytes);
+void uxdp_txq_count_atomic(struct uxdp_dev *dev, uint32_t q, uint32_t sent,
+			   uint64_t bytes);
+
+/* Why frames were refused, for uxdp_txq_count_refused(). */
+enum uxdp_txq_refusal {
+	UXDP_TXQ_FULL,		/* queue or ring full */
+	UXDP_TXQ_TOO_BIG,	/* from the first frame over the MTU on */
+	UXDP_TXQ_DOWN,		/* device or peer down, no program */
+	UXDP_TXQ_BAD_FLAGS,	/* unknown xmit flags: counts the call */
+};
+
+/* Count @n frames refused for @why, from any thread (an atomic add). */
+void uxdp_txq_count_refused(struct uxdp_dev *dev, uint32_t q,
+			    enum uxdp_txq_refusal why, uint32_t n);
+
+/* Wake whoever polls RX queue @q of @dev if it sleeps (cheap if not):
+ * the doorbell after queueing frames to it, on every UXDP_XMIT_FLUSH. */
+void uxdp_dev_kick(struct uxdp_dev *dev, uint32_t q);
+
+/* ---- Buffers and UMEM addresses ------------------------------------------------- */
+
+/*
+ * In <uxdp/pool.h>, the pool layer's own header, under "For drivers":
+ * uxdp_buff_umem_addr(), uxdp_buff_chunk_addr(), uxdp_pool_buff_at(), with
+ * uxdp_pool_alloc_batch(), uxdp_buff_set_size() and the rest of the
+ * refill path.
+ */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UXDP_DRIVER_H */

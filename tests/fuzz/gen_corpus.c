@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Writes the committed seed corpus, tests/fuzz/corpus/<harness>/<name>:
+ * a few small inputs per harness that reach its main paths, plus the inputs
+ * that found bugs (regress-*), so every run replays them. Run by hand after
+ * changing an input format:
+ *
+ *	build-fuzz/tests/fuzz/fuzz_gen_corpus tests/fuzz/corpus
+ *
+ * The formats are the ones each harness's header comment describes.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <uxdp/umem.h>
+
+struct seed {
+	uint8_t b[512];
+	size_t n;
+};
+
+static void u8(struct seed *s, unsigned v)
+{
+	if (s->n >= sizeof(s->b)) {
+		fprintf(stderr, "gen_corpus: seed too long\n");
+		exit(1);
+	}
+	s->b[s->n++] = (uint8_t)v;
+}
+
+static void u16(struct seed *s, unsigned v)
+{
+	u8(s, v & 0xff);
+	u8(s, v >> 8 & 0xff);
+}
+
+static void u32(struct seed *s, uint32_t v)
+{
+	u16(s, v & 0xffff);
+	u16(s, v >> 16);
+}
+
+static void u64(struct seed *s, uint64_t v)
+{
+	u32(s, (uint32_t)v);
+	u32(s, (uint32_t)(v >> 32));
+}
+
+/* A string as fz_str() reads it: length byte, bytes. */
+static void str(struct seed *s, const char *v)
+{
+	size_t i, n = strlen(v);
+
+	u8(s, (unsigned)n);
+	for (i = 0; i < n; i++)
+		u8(s, (uint8_t)v[i]);
+}
+
+static const char *outdir;
+
+static void put(const char *harness, const char *name, const struct seed *s)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", outdir, harness);
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		perror(path);
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "%s/%s/%s", outdir, harness, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(s->b, 1, s->n, f) != s->n || fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* ---- fuzz_umem ----------------------------------------------------------- */
+
+struct umem_in {
+	unsigned mode;		/* area kind | 4 opts NULL | 8 raw sz */
+	uint64_t area;
+	unsigned size_shape;
+	uint64_t size;
+	unsigned chunk_shape;	/* 0 raw, else table index in the value */
+	uint32_t chunk;
+	unsigned hr_shape;
+	uint32_t headroom;
+	unsigned flags_shape;
+	uint32_t flags;
+	uint32_t txm;
+	unsigned ring_shape;
+	uint32_t fill, comp;
+	unsigned sz;
+};
+
+static void umem(const char *name, const struct umem_in *in)
+{
+	struct seed s = { .n = 0 };
+
+	u8(&s, in->mode);
+	u64(&s, in->area);
+	u8(&s, in->size_shape);
+	u64(&s, in->size);
+	u8(&s, in->chunk_shape);
+	u32(&s, in->chunk);
+	u8(&s, in->hr_shape);
+	u32(&s, in->headroom);
+	u8(&s, in->flags_shape);
+	u32(&s, in->flags);
+	u8(&s, 0);
+	u32(&s, in->txm);
+	u8(&s, in->ring_shape);
+	u32(&s, in->fill);
+	u32(&s, in->comp);
+	if (in->mode & 8)
+		u8(&s, in->sz);
+	put("umem", name, &s);
+}
+
+static void gen_umem(void)
+{
+	/* chunk table: 0 default, 1 2048, 2 4096, 3 3000, 4 2047 */
+	umem("aligned-1m", &(struct umem_in){
+		.size_shape = 0, .size = 1 << 20, .chunk_shape = 1,
+		.chunk = 2, .hr_shape = 1, .headroom = 256,
+		.flags_shape = 1, .ring_shape = 1 });
+	umem("unaligned-3000-maxhr", &(struct umem_in){
+		.size_shape = 0, .size = 100000, .chunk_shape = 1,
+		.chunk = 3, .hr_shape = 2, .headroom = 2,
+		.flags_shape = 1, .flags = UXDP_UMEM_F_UNALIGNED,
+		.ring_shape = 2 | 2 << 2, .fill = 6, .comp = 3 });
+	umem("chunk-2047", &(struct umem_in){
+		.size_shape = 0, .size = 65536, .chunk_shape = 1,
+		.chunk = 4, .flags_shape = 1, .ring_shape = 1 });
+	umem("headroom-over", &(struct umem_in){
+		.size_shape = 0, .size = 65536, .chunk_shape = 1,
+		.chunk = 1, .hr_shape = 2, .headroom = 3,
+		.flags_shape = 1, .ring_shape = 1 });
+	umem("heap-area-offset", &(struct umem_in){
+		.mode = 2, .area = 100, .size_shape = 0, .size = 8192,
+		.chunk_shape = 1, .chunk = 1, .flags_shape = 1,
+		.ring_shape = 2, .fill = 4, .comp = 4 });
+	umem("heap-area", &(struct umem_in){
+		.mode = 1, .size_shape = 0, .size = 16384,
+		.chunk_shape = 1, .chunk = 2, .flags_shape = 1,
+		.ring_shape = 2, .fill = 1, .comp = 0 });
+	umem("area-wraps", &(struct umem_in){
+		.mode = 3, .area = 0xfffffffffff00000ULL, .size_shape = 0,
+		.size = 1 << 21, .chunk_shape = 1, .chunk = 2,
+		.flags_shape = 1, .ring_shape = 1 });
+	umem("opts-old-small", &(struct umem_in){
+		.mode = 8, .size_shape = 0, .size = 65536, .chunk_shape = 1,
+		.chunk = 1, .flags_shape = 1, .ring_shape = 1, .sz = 16 });
+	umem("opts-new-tail", &(struct umem_in){
+		.mode = 8, .size_shape = 0, .size = 65536, .chunk_shape = 1,
+		.chunk = 1, .flags_shape = 1, .ring_shape = 1, .sz = 48 });
+	umem("txmeta-12", &(struct umem_in){
+		.size_shape = 0, .size = 65536, .chunk_shape = 1,
+		.chunk = 2, .flags_shape = 1,
+		.flags = UXDP_UMEM_F_TX_METADATA_LEN, .txm = 12,
+		.ring_shape = 1 });
+	umem("hugepages-area", &(struct umem_in){
+		.mode = 3, .area = 1 << 21, .size_shape = 0, .size = 1 << 21,
+		.chunk_shape = 1, .chunk = 2, .flags_shape = 1,
+		.flags = UXDP_UMEM_F_HUGEPAGES, .ring_shape = 1 });
+	umem("ring-not-pow2", &(struct umem_in){
+		.size_shape = 0, .size = 65536, .chunk_shape = 1,
+		.chunk = 2, .flags_shape = 1, .ring_shape = 0, .fill = 100,
+		.comp = 2048 });
+}
+
+/* ---- fuzz_ring ----------------------------------------------------------- */
+
+enum { R_RESERVE, R_RESERVE_BATCH, R_SUBMIT, R_PUBLISH, R_PROD_CANCEL,
+	R_PEEK, R_RELEASE, R_CONS_PUBLISH, R_CONS_CANCEL, R_NB_FREE,
+	R_NB_AVAIL, R_COUNT, R_WAKEUP, R_REINIT, R_EVIL_PROD, R_EVIL_CONS,
+	R_EVIL_ENTRY, R_EVIL_FLAGS };
+
+static void gen_ring(void)
+{
+	struct seed s;
+	int i;
+
+	/* Honest traffic across the 2^32 wrap, 8 addresses. */
+	s.n = 0;
+	u8(&s, 3 | 32);
+	u32(&s, 0xfffffff0);
+	u32(&s, 0);
+	for (i = 0; i < 6; i++) {
+		u8(&s, R_RESERVE_BATCH); u8(&s, 5);
+		u8(&s, R_SUBMIT); u8(&s, 3);
+		u8(&s, R_PUBLISH);
+		u8(&s, R_PEEK); u8(&s, 6);
+		u8(&s, R_RELEASE); u8(&s, 2);
+		u8(&s, R_CONS_PUBLISH);
+	}
+	u8(&s, R_COUNT);
+	put("ring", "honest-wrap", &s);
+
+	/* Descriptors, 64 entries in heap memory, bulk copies of 32. */
+	s.n = 0;
+	u8(&s, 6 | 8 | 16);
+	u32(&s, 0);
+	u32(&s, 0);
+	for (i = 0; i < 5; i++) {
+		u8(&s, R_RESERVE); u8(&s, 32);
+		u8(&s, R_PROD_CANCEL); u8(&s, 1);
+		u8(&s, R_PUBLISH);
+		u8(&s, R_PEEK); u8(&s, 40);
+		u8(&s, R_CONS_CANCEL); u8(&s, 3);
+		u8(&s, R_CONS_PUBLISH);
+		u8(&s, R_NB_FREE); u8(&s, 64);
+		u8(&s, R_NB_AVAIL); u8(&s, 1);
+	}
+	u8(&s, R_WAKEUP); u8(&s, 1);
+	u8(&s, R_REINIT); u8(&s, 0);
+	u8(&s, R_WAKEUP); u8(&s, 0);
+	put("ring", "desc-bulk", &s);
+
+	/* A peer that writes garbage, but within what a ring can hold. */
+	s.n = 0;
+	u8(&s, 4 | 16);
+	u32(&s, 0);
+	u32(&s, 0);
+	u8(&s, R_EVIL_ENTRY); u8(&s, 3); u8(&s, 0xee);
+	u8(&s, R_EVIL_PROD); u8(&s, 0); u8(&s, 5);
+	u8(&s, R_PEEK); u8(&s, 4);
+	u8(&s, R_EVIL_FLAGS); u32(&s, 0xffffffff);
+	u8(&s, R_WAKEUP); u8(&s, 0);
+	put("ring", "peer-garbage", &s);
+
+	/* Found on the seed: a producer index a ring and more ahead makes
+	 * peek return more than the ring holds, and the bulk read runs past
+	 * the ring (heap memory: ASan heap-buffer-overflow READ). */
+	s.n = 0;
+	u8(&s, 2 | 16);
+	u32(&s, 0);
+	u32(&s, 0);
+	u8(&s, R_EVIL_PROD); u8(&s, 1); u32(&s, 1000);
+	u8(&s, R_PEEK); u8(&s, 200);
+	put("ring", "regress-peek-past-ring", &s);
+
+	/* The same for the producer: a consumer index ahead of the producer
+	 * makes reserve_batch hand out more than the ring (WRITE overflow). */
+	s.n = 0;
+	u8(&s, 2 | 16);
+	u32(&s, 0);
+	u32(&s, 0);
+	u8(&s, R_EVIL_CONS); u8(&s, 1); u32(&s, 1000);
+	u8(&s, R_RESERVE_BATCH); u8(&s, 200);
+	put("ring", "regress-reserve-past-ring", &s);
+
+	/* Found on the first fix: a handle attached to a ring whose peer
+	 * index is already hostile caches it unchecked, and the next
+	 * reserve is served from that cache (WRITE overflow). */
+	s.n = 0;
+	u8(&s, 2 | 16 | 32 | 64);
+	u32(&s, 0);
+	u32(&s, 1000);
+	u8(&s, R_RESERVE_BATCH); u8(&s, 200);
+	put("ring", "regress-attach-hostile-consumer", &s);
+
+	/* The same for a consumer handle and peek (READ overflow). */
+	s.n = 0;
+	u8(&s, 2 | 16 | 32 | 64);
+	u32(&s, 1000);
+	u32(&s, 0);
+	u8(&s, R_PEEK); u8(&s, 200);
+	put("ring", "regress-attach-hostile-producer", &s);
+
+	/* Found on the first fix: the clamp for a consumer index ahead of
+	 * the producer counts the producer's reserved, unsubmitted slots as
+	 * free; cancelling them leaves more free slots than the ring has,
+	 * and the next reserve writes past it. */
+	s.n = 0;
+	u8(&s, 2 | 16 | 32);
+	u32(&s, 3);		/* start at slot 3: the copy wraps */
+	u32(&s, 0);
+	u8(&s, R_RESERVE_BATCH); u8(&s, 2);
+	u8(&s, R_EVIL_CONS); u8(&s, 1); u32(&s, 1000);
+	u8(&s, R_RESERVE_BATCH); u8(&s, 3);
+	u8(&s, R_PROD_CANCEL); u8(&s, 5);
+	u8(&s, R_RESERVE); u8(&s, 6);
+	put("ring", "regress-clamp-then-cancel-prod", &s);
+
+	/* The same on the consumer side: peeked entries, a producer index
+	 * far ahead, cancel, and the next peek reads past the ring. */
+	s.n = 0;
+	u8(&s, 2 | 16 | 32);
+	u32(&s, 3);
+	u32(&s, 0);
+	u8(&s, R_RESERVE_BATCH); u8(&s, 2);
+	u8(&s, R_PUBLISH);
+	u8(&s, R_PEEK); u8(&s, 2);
+	u8(&s, R_EVIL_PROD); u8(&s, 1); u32(&s, 1003);
+	u8(&s, R_PEEK); u8(&s, 3);
+	u8(&s, R_CONS_CANCEL); u8(&s, 5);
+	u8(&s, R_PEEK); u8(&s, 6);
+	put("ring", "regress-clamp-then-cancel-cons", &s);
+}
+
+/* ---- fuzz_pool ----------------------------------------------------------- */
+
+enum { P_POST, P_ALLOC, P_ALLOC_BATCH, P_FREE, P_FREE_BATCH, P_FREE_REMOTE,
+	P_RELEASE, P_COMPLETE, P_READ_COMP, P_CAN_ALLOC, P_FLUSH, P_AUDIT,
+	P_BUSY };
+#define POOL1 0x80
+
+static void pool_cfg(struct seed *s, unsigned mode, unsigned nchunks,
+		     unsigned hr_shape, unsigned hr, unsigned fill_log,
+		     unsigned comp_log)
+{
+	u8(s, mode);
+	u8(s, nchunks - 1);
+	u8(s, hr_shape);
+	u16(s, hr);
+	u8(s, fill_log | comp_log << 3);
+}
+
+/* Post @n of the application's chunks. */
+static void post_good(struct seed *s, unsigned pool, unsigned n)
+{
+	unsigned i;
+
+	u8(s, P_POST | pool);
+	u8(s, n);
+	for (i = 0; i < n; i++) {
+		u8(s, 0);
+		u16(s, i);
+	}
+}
+
+static void gen_pool(void)
+{
+	struct seed s;
+
+	/* Aligned: refill, batch, free, release, complete, read back. */
+	s.n = 0;
+	pool_cfg(&s, 0, 8, 0, 0, 4, 4);
+	pool_cfg(&s, 2, 4, 1, 13, 3, 3);
+	post_good(&s, 0, 8);
+	u8(&s, P_ALLOC_BATCH); u8(&s, 70); u16(&s, 60);
+	u8(&s, P_FREE_BATCH); u8(&s, 3); u8(&s, 0); u8(&s, 1); u8(&s, 2);
+	u8(&s, P_RELEASE); u8(&s, 3);
+	u8(&s, P_COMPLETE); u8(&s, 2); u8(&s, 0); u8(&s, 1);
+	u8(&s, P_READ_COMP); u8(&s, 8);
+	u8(&s, P_CAN_ALLOC); u8(&s, 4);
+	u8(&s, P_ALLOC); u16(&s, 100);
+	u8(&s, P_FLUSH);
+	u8(&s, P_AUDIT);
+	put("pool", "aligned-basic", &s);
+
+	/* Unaligned, odd headroom, bases anywhere, offsets, bad addresses. */
+	s.n = 0;
+	pool_cfg(&s, 1 | 4, 6, 1, 37, 5, 2);
+	pool_cfg(&s, 1 | 2, 2, 2, 3, 1, 1);
+	u8(&s, P_POST); u8(&s, 6);
+	u8(&s, 4); u16(&s, 1001);	/* any base */
+	u8(&s, 1); u16(&s, 0x123);	/* a chunk with an offset */
+	u8(&s, 3 | 0x40); u16(&s, 5);	/* past the end */
+	u8(&s, 5); u16(&s, 4000);	/* the last chunk and beyond */
+	u8(&s, 0); u16(&s, 0);
+	u8(&s, 2); u16(&s, 1);
+	u8(&s, P_ALLOC); u16(&s, 10);
+	u8(&s, P_ALLOC_BATCH); u8(&s, 5); u16(&s, 0);
+	u8(&s, P_RELEASE); u8(&s, 0);
+	u8(&s, P_FREE); u8(&s, 1);
+	u8(&s, P_ALLOC); u16(&s, 1);
+	u8(&s, P_AUDIT);
+	put("pool", "unaligned-odd", &s);
+
+	/* Double frees and frees after release, local paths. */
+	s.n = 0;
+	pool_cfg(&s, 0, 4, 0, 0, 3, 3);
+	pool_cfg(&s, 0, 4, 0, 0, 3, 3);
+	post_good(&s, 0, 4);
+	u8(&s, P_ALLOC_BATCH); u8(&s, 3); u16(&s, 0);
+	u8(&s, P_FREE); u8(&s, 0);
+	u8(&s, P_FREE); u8(&s, 0);
+	u8(&s, P_FREE_BATCH); u8(&s, 2); u8(&s, 0); u8(&s, 0);
+	u8(&s, P_RELEASE); u8(&s, 1);
+	u8(&s, P_FREE); u8(&s, 1);
+	u8(&s, P_RELEASE); u8(&s, 1);
+	u8(&s, P_RELEASE); u8(&s, 0);
+	u8(&s, P_AUDIT);
+	put("pool", "double-free-local", &s);
+
+	/* Another pool's buffer through the local paths. */
+	s.n = 0;
+	pool_cfg(&s, 0, 2, 0, 0, 2, 2);
+	pool_cfg(&s, 2, 2, 0, 0, 2, 2);
+	post_good(&s, 0, 2);
+	post_good(&s, POOL1, 2);
+	u8(&s, P_ALLOC); u16(&s, 0);
+	u8(&s, P_ALLOC | POOL1); u16(&s, 0);
+	u8(&s, P_FREE_BATCH | POOL1); u8(&s, 1); u8(&s, 0);
+	u8(&s, P_FREE_BATCH); u8(&s, 1); u8(&s, 1);
+	u8(&s, P_BUSY);
+	u8(&s, P_FREE); u8(&s, 0);
+	u8(&s, P_FREE); u8(&s, 1);
+	put("pool", "foreign-local", &s);
+
+	/* Remote returns used the right way. */
+	s.n = 0;
+	pool_cfg(&s, 0, 4, 0, 0, 3, 3);
+	pool_cfg(&s, 0, 1, 0, 0, 0, 0);
+	post_good(&s, 0, 4);
+	u8(&s, P_ALLOC_BATCH); u8(&s, 4); u16(&s, 0);
+	u8(&s, P_FREE_REMOTE); u8(&s, 2); u8(&s, 0); u8(&s, 1);
+	u8(&s, P_ALLOC); u16(&s, 0);
+	u8(&s, P_CAN_ALLOC); u8(&s, 2);
+	u8(&s, P_FREE_REMOTE); u8(&s, 1); u8(&s, 2);
+	u8(&s, P_AUDIT);
+	put("pool", "remote", &s);
+
+	/* Found on the seed: b = alloc; free_remote(b); buff_free(b) is
+	 * taken as a good free, and then x = alloc, y = alloc give x == y. */
+	s.n = 0;
+	pool_cfg(&s, 0, 4, 0, 0, 3, 3);
+	pool_cfg(&s, 0, 1, 0, 0, 0, 0);
+	post_good(&s, 0, 4);
+	u8(&s, P_ALLOC); u16(&s, 0);
+	u8(&s, P_FREE_REMOTE); u8(&s, 1); u8(&s, 0);
+	u8(&s, P_FREE); u8(&s, 0);
+	u8(&s, P_ALLOC); u16(&s, 0);
+	u8(&s, P_ALLOC); u16(&s, 0);
+	put("pool", "regress-remote-then-local-free", &s);
+
+	/* Found on the seed: remote double frees fill the remote queue and
+	 * a later good remote free is dropped (the buffer never returns). */
+	s.n = 0;
+	pool_cfg(&s, 0, 2, 0, 0, 2, 2);
+	pool_cfg(&s, 0, 1, 0, 0, 0, 0);
+	post_good(&s, 0, 2);
+	u8(&s, P_ALLOC_BATCH); u8(&s, 2); u16(&s, 0);
+	u8(&s, P_FREE_REMOTE); u8(&s, 2); u8(&s, 0); u8(&s, 0);
+	u8(&s, P_FREE_REMOTE); u8(&s, 1); u8(&s, 1);
+	u8(&s, P_AUDIT);
+	put("pool", "regress-remote-double-free", &s);
+
+	/* Found on the seed: another pool's buffer through free_remote is
+	 * indexed into this pool's state array (out of bounds). */
+	s.n = 0;
+	pool_cfg(&s, 0, 2, 0, 0, 2, 2);
+	pool_cfg(&s, 2, 2, 0, 0, 2, 2);
+	post_good(&s, POOL1, 2);
+	u8(&s, P_ALLOC | POOL1); u16(&s, 0);
+	u8(&s, P_FREE_REMOTE); u8(&s, 1); u8(&s, 0);
+	u8(&s, P_AUDIT);
+	put("pool", "regress-remote-foreign", &s);
+}
+
+/* ---- fuzz_xdp ------------------------------------------------------------ */
+
+enum { X_HEAD, X_TAIL, X_META, X_TO_FRAME, X_ROUND_TRIP, X_WRITE };
+
+static void xdp_geom(struct seed *s, unsigned off, unsigned frame_sz,
+		     unsigned headroom, unsigned meta, unsigned len,
+		     unsigned flags)
+{
+	u8(s, off);
+	u16(s, frame_sz);
+	u16(s, headroom);
+	u8(s, meta);
+	u16(s, len);
+	u8(s, flags);
+	u32(s, 0x11);
+	u8(s, 0x42);
+}
+
+/* A delta as pick_delta() reads it: shape 1, an int16 (% 600). */
+static void delta(struct seed *s, int d)
+{
+	u8(s, 1);
+	u16(s, (uint16_t)(int16_t)d);
+}
+
+static void gen_xdp(void)
+{
+	struct seed s;
+
+	/* A pool-like buffer: 256 headroom, 8 bytes of metadata. */
+	s.n = 0;
+	xdp_geom(&s, 0, 2048, 256, 8, 64, 0);
+	u8(&s, X_WRITE); u8(&s, 0x33);
+	u8(&s, X_HEAD); delta(&s, -14);
+	u8(&s, X_TAIL); delta(&s, 100);
+	u8(&s, X_META); delta(&s, -4);
+	u8(&s, X_META); delta(&s, -3);
+	u8(&s, X_TO_FRAME);
+	u8(&s, X_ROUND_TRIP);
+	u8(&s, X_HEAD); delta(&s, 20);
+	u8(&s, X_ROUND_TRIP);
+	u8(&s, X_TAIL); delta(&s, -50);
+	put("xdp", "pool-buffer", &s);
+
+	/* No metadata support; allocator memory; limits. */
+	s.n = 0;
+	xdp_geom(&s, 0, 1024, 128, 0, 100, 1 | 2);
+	u8(&s, X_META); delta(&s, -8);
+	u8(&s, X_HEAD); delta(&s, -80);
+	u8(&s, X_HEAD); delta(&s, -1);
+	u8(&s, X_TAIL); u8(&s, 4);		/* INT_MAX */
+	u8(&s, X_TAIL); u8(&s, 6); u8(&s, 0);	/* to the frame's end */
+	u8(&s, X_ROUND_TRIP);
+	put("xdp", "no-meta", &s);
+
+	/* Too little headroom for a frame. */
+	s.n = 0;
+	xdp_geom(&s, 8, 600, 40, 0, 60, 0);
+	u8(&s, X_TO_FRAME);
+	u8(&s, X_HEAD); u8(&s, 7); u8(&s, 0);	/* to the header's end */
+	u8(&s, X_META); delta(&s, 4);
+	put("xdp", "small-headroom", &s);
+
+	/* Found on the seed: data_hard_start at an odd address (unaligned
+	 * UMEM mode, or an odd headroom): the frame header is stored there
+	 * misaligned (UBSan: store to misaligned address). */
+	s.n = 0;
+	xdp_geom(&s, 3, 2048, 261, 4, 64, 0);
+	u8(&s, X_TO_FRAME);
+	put("xdp", "regress-odd-hard-start", &s);
+}
+
+/* ---- fuzz_prog ----------------------------------------------------------- */
+
+enum { PP_MODULE, PP_LINKED, PP_MISSING, PP_DIR, PP_TEXT, PP_EMPTY,
+	PP_BAD_ELF, PP_EMPTY_STR, PP_NULL };
+enum { N_PASS, N_LONG63, N_LONG64, N_LONG85, N_LONG90, N_TAG, N_FAIL,
+	N_QUIET, N_NORUN, N_LOAD, N_CREATE, N_RUN };
+
+/* @name: -1 NULL; else a table index, with @suffix appended if given. */
+static void prog(const char *file, unsigned path, int name, const char *suffix,
+		 int args_mode, const char *args)
+{
+	struct seed s = { .n = 0 };
+
+	u8(&s, path);
+	if (name < 0) {
+		u8(&s, 4);
+	} else if (suffix) {
+		u8(&s, 2);
+		u8(&s, (unsigned)name);
+		str(&s, suffix);
+	} else {
+		u8(&s, 1);
+		u8(&s, (unsigned)name);
+	}
+	u8(&s, (unsigned)args_mode);
+	if (args_mode)
+		str(&s, args);
+	put("prog", file, &s);
+}
+
+static void gen_prog(void)
+{
+	prog("pass", PP_MODULE, N_PASS, NULL, 0, "");
+	prog("tag-args", PP_MODULE, N_TAG, NULL, 2, "x");
+	prog("tag-refused", PP_MODULE, N_TAG, NULL, 1, "nope");
+	prog("fail-init", PP_MODULE, N_FAIL, NULL, 0, "");
+	prog("quiet-init", PP_MODULE, N_QUIET, NULL, 1, "a");
+	prog("norun", PP_MODULE, N_NORUN, NULL, 0, "");
+	prog("undefined", PP_MODULE, N_PASS, "_not", 0, "");
+	prog("long63", PP_MODULE, N_LONG63, NULL, 0, "");
+	prog("long90", PP_MODULE, N_LONG90, NULL, 0, "");
+	prog("missing", PP_MISSING, N_PASS, NULL, 0, "");
+	prog("dir", PP_DIR, N_PASS, NULL, 0, "");
+	prog("text", PP_TEXT, N_PASS, NULL, 0, "");
+	prog("empty", PP_EMPTY, N_PASS, NULL, 0, "");
+	prog("bad-elf", PP_BAD_ELF, N_PASS, NULL, 0, "");
+	prog("empty-path", PP_EMPTY_STR, N_PASS, NULL, 0, "");
+	prog("null-path", PP_NULL, N_PASS, NULL, 0, "");
+	prog("null-name", PP_MODULE, -1, NULL, 0, "");
+	prog("linked-pass", PP_LINKED, N_PASS, NULL, 1, "");
+	/* Found on the seed: a 64-character name loads, named as its first
+	 * 63 characters. */
+	prog("regress-long64", PP_MODULE, N_LONG64, NULL, 0, "");
+	/* Found on the seed: the symbol name is cut at 95 bytes, so any
+	 * name starting with an 85-character program's name loads it. */
+	prog("regress-long85-suffix", PP_MODULE, N_LONG85, "zz", 0, "");
+	/* Found on the seed: the symbol search covers the module's
+	 * dependencies, so a module linked against libuxdp "defines"
+	 * uxdp_prog_load and friends; loading "load" takes a function's code
+	 * as a struct uxdp_prog_def. */
+	prog("regress-linked-load", PP_LINKED, N_LOAD, NULL, 0, "");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s tests/fuzz/corpus\n", argv[0]);
+		return 2;
+	}
+	outdir = argv[1];
+	if (mkdir(outdir, 0755) && errno != EEXIST) {
+		perror(outdir);
+		return 1;
+	}
+	gen_umem();
+	gen_ring();
+	gen_pool();
+	gen_xdp();
+	gen_prog();
+	return 0;
+}
