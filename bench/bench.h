@@ -33,6 +33,9 @@ struct bench_opts {
 	bool quiet;		/* -q: no progress or explanatory notes */
 	bool no_dpdk;		/* --no-dpdk: skip the DPDK peers */
 	bool compact;		/* demo: summary block only, no full tables */
+	uint64_t seed;		/* --seed: soak's random choices */
+	uint32_t duration;	/* --duration: soak's time limit, seconds */
+	uint32_t pipelines;	/* --pipelines: soak's concurrent pipelines */
 };
 
 /* What the process found at start-up; filled by bench_env_init(). */
@@ -259,11 +262,20 @@ int bench_ring(const struct bench_opts *o);
 int bench_pool(const struct bench_opts *o);
 int bench_veth_tx(const struct bench_opts *o);
 int bench_redirect(const struct bench_opts *o);
+/*
+ * Not a benchmark: pipelines under churn for -n packets, then exact
+ * accounting and buffer audits (bench/soak.c). 1 on any mismatch.
+ */
+int bench_soak(const struct bench_opts *o);
 
 #define BENCH_RING_DEFAULT_OPS	10000000ULL
 #define BENCH_POOL_DEFAULT_OPS	2000000ULL
 #define BENCH_VETH_DEFAULT_OPS	10000000ULL
 #define BENCH_REDIRECT_DEFAULT_OPS	10000000ULL
+#define BENCH_SOAK_DEFAULT_OPS	10000000ULL
+#define BENCH_SOAK_DEFAULT_PIPES	4
+/* Each pipeline has at most 6 polling threads; 64 threads may poll. */
+#define BENCH_SOAK_MAX_PIPES	8
 #define BENCH_DEFAULT_RUNS	5
 #define BENCH_DEMO_RUNS		3
 #define BENCH_DEFAULT_FRAMES	4096

@@ -133,6 +133,31 @@ rm "$tmp/bin/uxdp-bench-redirect-thunk"
 expect 1 "redirect: FAILED: uxdp-bench-redirect-thunk not found" \
 	"$tmp/bin/uxdp-bench" redirect -r 1 -n 64 -q
 
+# ---- soak: a short one under churn passes, and it can fail ----
+# The epochs' configurations and the churn come from a random seed; a
+# failure prints it (--seed repeats the run's choices).
+expect 0 "" "$bench" soak -n 2M -q
+pass="^soak: PASS: generated 2000000 = delivered [0-9]+ \+ dropped [0-9]+ "
+grep -Eq "$pass" "$tmp/out" || fail "soak: no PASS line"
+expect 0 "" "$bench" soak -n 200k --pipelines 2 --json -q
+check_json "$tmp/out" soak all
+python3 - "$tmp/out" <<'PY' || fail "soak: JSON lacks the result"
+import json, sys
+env = json.load(open(sys.argv[1]))["env"]
+assert env["soak_result"] == "PASS", env
+assert env["soak_generated"] == "200000", env
+assert int(env["soak_delivered"]) + int(env["soak_dropped"]) == 200000, env
+PY
+# A counter left out of the sum, a buffer kept from the audit: exit 1,
+# and stderr names the pipeline, its configuration and the equation.
+eq="generated [0-9]+ != delivered [0-9]+ \+ dropped [0-9]+"
+expect 1 "soak: FAILED: pipeline [0-9]+ epoch [0-9]+ \(ring .*\): $eq" \
+	env UXDP_SOAK_FAULT=skip:delivered "$bench" soak -n 100k -q
+grep -q "^soak: FAIL: " "$tmp/out" || fail "soak: no FAIL line"
+expect 1 "soak: FAILED: .*audit of G's buffers: 0 misplaced, 1 in flight" \
+	env UXDP_SOAK_FAULT=leak "$bench" soak -n 100k -q
+expect 2 "--pipelines: 9 is out of range: 1\.\.8" "$bench" soak --pipelines 9
+
 # ---- output that cannot be written: exit 1, and stderr says so ----
 if [ -w /dev/full ]; then
 	full="^uxdp-bench: writing output: No space left on device"

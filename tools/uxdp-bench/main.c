@@ -53,6 +53,9 @@ enum {
 	KEY_CHUNK,
 	KEY_JSON,
 	KEY_NO_DPDK,
+	KEY_SEED,
+	KEY_DURATION,
+	KEY_PIPELINES,
 };
 
 static const struct opt_def opt_defs[] = {
@@ -80,6 +83,15 @@ static const struct opt_def opt_defs[] = {
 		"no progress on stderr, no explanatory notes (default off)"),
 	OPT_DEF("no-dpdk", KEY_NO_DPDK, OPT_FLAG, no_dpdk, NULL, 0, 0,
 		"skip the DPDK peers even if built (default: run them)"),
+	OPT_DEF("seed", KEY_SEED, OPT_U64, seed, "N", 1, UINT64_MAX,
+		"soak: seed of its random choices, to repeat a run's "
+		"configurations and churn (default: from the clock, printed)"),
+	OPT_DEF("duration", KEY_DURATION, OPT_U32, duration, "SECONDS", 1,
+		86400, "soak: start no new epoch after this long; the checks "
+		"hold for what ran (default: no limit)"),
+	OPT_DEF("pipelines", KEY_PIPELINES, OPT_U32, pipelines, "N", 1,
+		BENCH_SOAK_MAX_PIPES,
+		"soak: pipelines running at once (default 4)"),
 	{ "help", 'h', OPT_HELP, 0, NULL, 0, 0, "this text" },
 };
 
@@ -110,6 +122,8 @@ static const struct bench_cmd cmds[] = {
 	{ "demo", "every command with fewer and shorter runs, then a "
 		  "compact summary: the seeds' results beside ours",
 	  cmd_demo },
+	{ "soak", "not a benchmark: -n packets (default 10M) through "
+		  "pipelines under churn, then exact accounting", bench_soak },
 };
 
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
