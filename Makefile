@@ -16,10 +16,10 @@ UXDP_BENCH = $(BUILD)/tools/uxdp-bench/uxdp-bench
 # make fuzz: seconds per harness, and which harness (default: all).
 FUZZ_SECONDS ?= 60
 FUZZ ?=
-FUZZ_HARNESSES = umem ring pool xdp prog
+FUZZ_HARNESSES = umem ring pool xdp prog port
 
 .PHONY: all deps build demo test test-normal test-asan test-tsan test-fuzz \
-	fuzz fuzz-build bench install clean help
+	fuzz fuzz-build bench soak install clean help
 
 all: build
 
@@ -31,7 +31,8 @@ help:
 	@echo "               (FUZZ=name for one: $(FUZZ_HARNESSES))"
 	@echo "make build     configure and build into $(BUILD)/"
 	@echo "make bench     the full benchmark (uxdp-bench all)"
-	@echo "make install   install libuxdp, headers, uxdp.pc (PREFIX via CMAKE_ARGS)"
+	@echo "make soak      10^9 packets through churn (SOAK_PACKETS=N)"
+	@echo "make install   install libuxdp, headers, uxdp.pc [PREFIX=DIR] [DESTDIR=DIR]"
 	@echo "make clean     remove build directories"
 
 deps:
@@ -92,8 +93,19 @@ fuzz: fuzz-build
 			$(FUZZ_SECONDS) || rc=1; \
 	done; exit $$rc
 
+# The soak: polling threads, small to large rings, budgets 1..1024, bulk 1
+# and 16, program swaps, down/up, destroy and queue-move churn under traffic,
+# every packet accounted for and every buffer audited (bench/soak.c).
+SOAK_PACKETS ?= 1G
+soak: build
+	$(UXDP_BENCH) soak -n $(SOAK_PACKETS)
+
+# PREFIX and DESTDIR as packagers expect; CMAKE_INSTALL_PREFIX works too.
+PREFIX  ?=
+DESTDIR ?=
 install: build
-	cmake --install $(BUILD)
+	$(if $(DESTDIR),DESTDIR=$(DESTDIR)) cmake --install $(BUILD) \
+		$(if $(PREFIX),--prefix $(PREFIX))
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)

@@ -7,13 +7,19 @@ src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+# The README's way: make install PREFIX=DIR (the build is up to date, so
+# this only installs), and the .pc names DIR, not the configured prefix.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$src" install \
+	BUILD="$build" PREFIX="$tmp/prefix" >/dev/null
 pc=$(find "$tmp/prefix" -name uxdp.pc)
 [ -n "$pc" ] || { echo "uxdp.pc not installed"; exit 1; }
+grep -qx "prefix=$tmp/prefix" "$pc" ||
+	{ echo "uxdp.pc does not name PREFIX:"; cat "$pc"; exit 1; }
 export PKG_CONFIG_PATH=$(dirname "$pc")
-# The .pc names the configured prefix; point it at the scratch one.
-pkgc() { pkg-config --define-variable=prefix="$tmp/prefix" "$@" uxdp; }
+pkgc() { pkg-config "$@" uxdp; }
 libdir=$(pkgc --variable=libdir)
+[ -f "$tmp/prefix/include/uxdp/driver.h" ] ||
+	{ echo "headers not under PREFIX"; exit 1; }
 
 cc $(pkgc --cflags) "$src/examples/quickstart.c" $(pkgc --libs) \
 	-o "$tmp/qs-shared"

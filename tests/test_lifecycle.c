@@ -611,6 +611,74 @@ static void test_destroy_generator_with_frames_out(void **state)
 	uxdp_map_destroy(map);
 }
 
+/*
+ * A generator's queue moved between poll groups while the old group keeps
+ * polling a device that drops the generator's frames (found by the soak):
+ * the old thread went on returning buffers by the owner's lock-free path
+ * while the new one allocated (TSan: a race on the free list). Leaving a
+ * group now disowns the queue's pool and waits for the old thread's
+ * returns to take the locked path before anyone takes the pool again.
+ */
+static void test_pool_follows_queue_between_groups(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_null_opts, no, .rx_frames = 256);
+	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, po, .idle_us = 1000);
+	char ng[UXDP_IFNAMSIZ], na[UXDP_IFNAMSIZ], nb[UXDP_IFNAMSIZ];
+	const int moves = 200;
+	struct uxdp_poll_group *x, *y;
+	struct uxdp_pool_stats ps;
+	struct uxdp_dev_audit au;
+	struct uxdp_dev *g, *a, *b;
+	struct uxdp_map *map;
+	uint64_t drops = 0;
+	int i;
+
+	(void)state;
+	g = uxdp_null_create(t_name(ng, "fg"), &no);
+	assert_non_null(g);
+	assert_int_equal(uxdp_veth_create(t_name(na, "fa"), t_name(nb, "fb"),
+					  NULL, &a, &b), 0);
+	map = uxdp_map_create(1);
+	assert_non_null(map);
+	assert_int_equal(uxdp_map_update(map, 0, uxdp_dev_target(a)), 0);
+	t_attach(g, t_prog_redirect, map);
+	t_attach(b, t_prog_drop, &drops);
+	t_attach(a, t_prog_drop, &drops);
+	assert_int_equal(uxdp_dev_up(a), 0);
+	assert_int_equal(uxdp_dev_up(b), 0);
+	assert_int_equal(uxdp_dev_up(g), 0);
+	x = uxdp_poll_group_create(&po);
+	y = uxdp_poll_group_create(&po);
+	assert_non_null(x);
+	assert_non_null(y);
+	assert_int_equal(uxdp_poll_group_add(x, b, 0), 0);
+	assert_int_equal(uxdp_poll_group_add(x, g, 0), 0);
+	assert_int_equal(uxdp_poll_group_start(x), 0);
+	assert_int_equal(uxdp_poll_group_start(y), 0);
+	for (i = 0; i < moves; i++) {
+		struct uxdp_poll_group *from = i & 1 ? y : x;
+		struct uxdp_poll_group *to = i & 1 ? x : y;
+
+		t_sleep_ms(1);
+		assert_int_equal(uxdp_poll_group_remove(from, g, 0), 0);
+		assert_int_equal(uxdp_poll_group_add(to, g, 0), 0);
+	}
+	uxdp_poll_group_destroy(x);
+	uxdp_poll_group_destroy(y);
+	assert_int_equal(uxdp_dev_down(g), 0);
+	assert_int_equal(uxdp_dev_down(a), 0);
+	assert_int_equal(uxdp_dev_down(b), 0);
+	assert_int_equal(uxdp_dev_audit(g, &au), 0);
+	assert_int_equal(au.in_flight, 0);
+	assert_int_equal(uxdp_pool_stats(uxdp_dev_pool(g, 0), &ps), 0);
+	assert_int_equal(ps.bad_free, 0);
+	assert_true(t_get(&drops) > 0);
+	uxdp_dev_destroy(g);
+	uxdp_dev_destroy(a);
+	uxdp_dev_destroy(b);
+	uxdp_map_destroy(map);
+}
+
 /* ---- frames given back at down are counted --------------------------------- */
 
 /* Issue 6, defect 8: frames a down gave back were counted nowhere. */
@@ -698,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_destroy_clears_map_slot),
 		cmocka_unit_test(test_destroy_under_traffic),
 		cmocka_unit_test(test_destroy_generator_with_frames_out),
+		cmocka_unit_test(test_pool_follows_queue_between_groups),
 		cmocka_unit_test(test_down_counts_drained),
 		cmocka_unit_test(test_stress_matrix),
 	};

@@ -56,6 +56,30 @@ struct uxdp_dev_ops;
 /* ---- for applications ------------------------------------------------------------- */
 
 /*
+ * Open a device from a port string, the way every uxdp tool names ports:
+ *
+ *	KIND:ARG[,key[=value]...]
+ *
+ *	null:gen0[,count=N,len=N,pps=N,frames=N,seq]   generator / sink
+ *	veth:NAME                                       an in-process veth end
+ *	pcap:FILE[,...]                                 replay / capture
+ *	afxdp:IFNAME@Q[-Q][,...]                        a Linux interface
+ *
+ * (uxdp_port_usage() has each kind's full line.) @name is the uxdp device
+ * name; NULL lets the driver pick one. Returns the device, down, or NULL
+ * with errno set and uxdp_errmsg() saying why: EINVAL (a malformed string,
+ * an unknown or bad parameter), ENODEV (no driver of that kind built in),
+ * or the driver's own error. The string is length-checked throughout.
+ */
+struct uxdp_dev *uxdp_dev_open(const char *port, const char *name);
+
+/* The kinds uxdp_dev_open() knows, "null, veth, ..." (cut to @len). */
+void uxdp_port_kinds(char *buf, size_t len);
+
+/* The usage line of port kind @kind, or NULL if there is no such kind. */
+const char *uxdp_port_usage(const char *kind);
+
+/*
  * Destroy a device, also while traffic flows: stop its polling threads and
  * take its queues out of their poll groups, bring it down (frames queued to
  * it are given back and counted in its rxq stats' drained), take it out of

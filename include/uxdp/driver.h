@@ -171,6 +171,60 @@ void uxdp_txq_count_refused(struct uxdp_dev *dev, uint32_t q,
  * the doorbell after queueing frames to it, on every UXDP_XMIT_FLUSH. */
 void uxdp_dev_kick(struct uxdp_dev *dev, uint32_t q);
 
+/* ---- Opening by port string (uxdp_dev_open) ------------------------------------ */
+
+#define UXDP_PORT_STR_MAX	512
+#define UXDP_PORT_KIND_MAX	16
+#define UXDP_PORT_ARG_MAX	256
+#define UXDP_PORT_PARAMS_MAX	16
+
+/* A parsed port string: KIND:ARG[,key[=value]...]. */
+struct uxdp_port {
+	char kind[UXDP_PORT_KIND_MAX];
+	char arg[UXDP_PORT_ARG_MAX];
+	uint32_t nparams;
+	struct uxdp_port_param {
+		char key[32];
+		char value[UXDP_PORT_ARG_MAX];
+	} params[UXDP_PORT_PARAMS_MAX];
+};
+
+/* A driver that opens ports of one kind. */
+struct uxdp_port_driver {
+	const char *kind;	/* before the ':' */
+	const char *usage;	/* one line: "pcap:FILE[,loop=N]..." */
+	/* Open @port as a device named @name (NULL: pick one). Returns the
+	 * device, down, or NULL with errno and uxdp_set_error() set. */
+	struct uxdp_dev *(*open)(const struct uxdp_port *port,
+				 const char *name);
+};
+
+/*
+ * Add a driver's port kind (the in-tree ones are there already). Returns 0,
+ * -EEXIST (the kind is taken), -EINVAL, -ENOSPC.
+ */
+int uxdp_port_register(const struct uxdp_port_driver *drv);
+
+/* Parse @str into @port. Returns 0 or -EINVAL (uxdp_errmsg() says why). */
+int uxdp_port_parse(const char *str, struct uxdp_port *port);
+
+/* The value of parameter @key ("" for a bare flag), or NULL if absent. */
+const char *uxdp_port_get(const struct uxdp_port *port, const char *key);
+
+/* Whether flag @key is set ("key", "key=1", "key=yes", "key=on"). */
+bool uxdp_port_get_flag(const struct uxdp_port *port, const char *key);
+
+/*
+ * Parameter @key as a number in [@min, @max] (k/M/G suffixes: x1000), or
+ * @def if absent. Returns 0 or -EINVAL with a message naming the range.
+ */
+int uxdp_port_get_u64(const struct uxdp_port *port, const char *key,
+		      uint64_t def, uint64_t min, uint64_t max, uint64_t *out);
+
+/* -EINVAL (naming the first) if @port has a key not in NULL-ended @keys. */
+int uxdp_port_check_keys(const struct uxdp_port *port,
+			 const char *const *keys);
+
 /* ---- Buffers and UMEM addresses ------------------------------------------------- */
 
 /*

@@ -201,6 +201,15 @@ void uxdp_pool_free_remote(struct uxdp_pool *pool, struct uxdp_buff **bufs,
 /* Make the calling thread the pool's owner (default: the creating thread). */
 void uxdp_pool_set_owner(struct uxdp_pool *pool);
 
+/*
+ * No thread owns the pool until the next uxdp_pool_set_owner(): every
+ * return takes the remote path. The first half of moving a pool to another
+ * thread: disown, wait until the old owner can no longer be in the middle of
+ * a lock-free return (a grace period, when its returns happen inside polls),
+ * then the new owner takes it. Poll groups do this when a queue leaves them.
+ */
+void uxdp_pool_disown(struct uxdp_pool *pool);
+
 /* Whether the calling thread owns @pool. */
 bool uxdp_pool_is_owner(const struct uxdp_pool *pool);
 

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <uxdp/dev.h>
+#include <uxdp/pool.h>
 
 #include "../xdp/xdp_internal.h"
 #include "dev_internal.h"
@@ -248,6 +249,39 @@ static bool member_match(const struct pg_member *m, const struct uxdp_dev *dev,
 }
 
 /*
+ * The queue's pool (if its driver has one) loses its owner: the group's
+ * thread may go on returning the pool's buffers while it polls the other
+ * queues, and must take the locked path from now on (the handover rule in
+ * uxdp_pool_disown). Its returns happen inside polls, so the grace period
+ * that follows covers any lock-free return already under way.
+ */
+static void pg_disown(struct uxdp_dev *dev, uint32_t q)
+{
+	struct uxdp_pool *pool = dev->ops->rx_pool ?
+				 dev->ops->rx_pool(dev, q) : NULL;
+
+	if (pool)
+		uxdp_pool_disown(pool);
+}
+
+/*
+ * After a queue left a group (its set published, a grace period passed:
+ * the thread no longer polls it, so it cannot take the pool again), disown
+ * the pools of @dev's queue @q (UXDP_ALL_QUEUES: all), and wait once more:
+ * a lock-free return the thread began before the disown has ended. Then
+ * the queue's next poller can take the pool.
+ */
+static void pg_disown_sync(struct uxdp_dev *dev, uint32_t q)
+{
+	uint32_t i;
+
+	for (i = 0; i < dev->nrxq; i++)
+		if (q == UXDP_ALL_QUEUES || i == q)
+			pg_disown(dev, i);
+	xdp_synchronize("poll group");
+}
+
+/*
  * Publish @set as the group's, then free the old one after a grace period:
  * the thread may be walking it. Under groups_lock.
  */
@@ -341,6 +375,7 @@ static int pg_remove_locked(struct uxdp_poll_group *g, struct uxdp_dev *dev,
 					 __ATOMIC_RELEASE);
 	/* After the grace period the thread walks only the new set. */
 	pg_publish(g, set);
+	pg_disown_sync(dev, q);
 	return 0;
 }
 
@@ -446,6 +481,10 @@ UXDP_EXPORT __cold void uxdp_poll_group_destroy(struct uxdp_poll_group *g)
 	for (i = 0; i < g->set->n; i++)
 		__atomic_store_n(&g->set->m[i].dev->rxq[g->set->m[i].q].group,
 				 NULL, __ATOMIC_RELEASE);
+	/* The thread is stopped: no lock-free return of it is under way,
+	 * and the pools can go to their next pollers at once. */
+	for (i = 0; i < g->set->n; i++)
+		pg_disown(g->set->m[i].dev, g->set->m[i].q);
 	/* Kickers may still hold the group: free it after a grace period. */
 	pg_publish(g, &empty_set);
 	pthread_mutex_unlock(&groups_lock);

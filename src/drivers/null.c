@@ -111,8 +111,13 @@ static uint64_t null_allowed(struct null_priv *priv, uint64_t budget,
 
 		n = MIN(n, left);
 	}
-	if (priv->pps && n)
-		n = MIN(n, pace_allowed(priv, commit));
+	if (priv->pps && n) {
+		/* Once: the clock moves between two calls (MIN would make
+		 * them), and a poll then overshoots its budget and the count. */
+		uint64_t pace = pace_allowed(priv, commit);
+
+		n = MIN(n, pace);
+	}
 	return n;
 }
 
@@ -321,6 +326,9 @@ static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames)
 	priv->pool = uxdp_pool_create(priv->umem, NULL);
 	if (!priv->pool)
 		return -errno;
+	/* Nobody owns the pool until a thread polls the queue (the dev
+	 * layer hands it to the poller); until then returns are remote. */
+	uxdp_pool_disown(priv->pool);
 	/* Receive buffers are the pool's heads: mem POOL, owner "self". */
 	info->mem.type = UXDP_MEM_POOL;
 	info->mem.owner = NULL;
@@ -436,3 +444,50 @@ UXDP_API uint64_t uxdp_null_generated(struct uxdp_dev *dev)
 		return 0;
 	return __atomic_load_n(&null_priv(dev)->generated, __ATOMIC_RELAXED);
 }
+
+/* ---- null:NAME[,count=N,len=N,pps=N,frames=N,seq,rewrite,sink] ------------- */
+
+static struct uxdp_dev *null_port_open(const struct uxdp_port *port,
+				       const char *name)
+{
+	static const char *const keys[] = {
+		"count", "len", "pps", "frames", "seq", "rewrite", "sink", NULL,
+	};
+	UXDP_DECLARE_OPTS(uxdp_null_opts, o);
+	uint64_t count, len, pps, frames;
+	int err;
+
+	err = uxdp_port_check_keys(port, keys);
+	if (!err)
+		err = uxdp_port_get_u64(port, "count", 0, 0, UINT64_MAX, &count);
+	if (!err)
+		err = uxdp_port_get_u64(port, "len", 0, 14, UXDP_NULL_MAX_LEN,
+					&len);
+	if (!err)
+		err = uxdp_port_get_u64(port, "pps", 0, 0, 1000000000ULL, &pps);
+	if (!err)
+		err = uxdp_port_get_u64(port, "frames", 0, 1, 1U << 20,
+					&frames);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	o.rx_count = count;
+	o.rx_len = (uint32_t)len;
+	o.rx_pps = pps;
+	o.rx_frames = (uint32_t)frames;
+	if (uxdp_port_get_flag(port, "seq"))
+		o.flags |= UXDP_NULL_F_SEQ;
+	if (uxdp_port_get_flag(port, "rewrite"))
+		o.flags |= UXDP_NULL_F_REWRITE;
+	if (uxdp_port_get_flag(port, "sink"))
+		o.flags |= UXDP_NULL_F_NO_RX;
+	return uxdp_null_create(name ? name : port->arg, &o);
+}
+
+const struct uxdp_port_driver uxdp_null_port_driver = {
+	.kind = "null",
+	.usage = "null:NAME[,count=N][,len=BYTES][,pps=N][,frames=N][,seq]"
+		 "[,rewrite][,sink]  generator of UDP packets and sink",
+	.open = null_port_open,
+};

@@ -332,3 +332,71 @@ UXDP_API struct uxdp_dev *uxdp_veth_peer(struct uxdp_dev *dev)
 		return NULL;
 	return __atomic_load_n(&veth_priv(dev)->peer, __ATOMIC_ACQUIRE);
 }
+
+/*
+ * veth:NAME[,peer=NAME][,queues=N][,ring=N][,mtu=N]: the end NAME of a pair,
+ * made (with its peer, default NAME + "p") unless a veth NAME exists, in
+ * which case that end is returned: open "veth:a,peer=b", then "veth:b".
+ */
+static struct uxdp_dev *veth_port_open(const struct uxdp_port *port,
+				       const char *name)
+{
+	static const char *const keys[] = {
+		"peer", "queues", "ring", "mtu", NULL,
+	};
+	UXDP_DECLARE_OPTS(uxdp_veth_opts, o);
+	const char *me = name ? name : port->arg, *peer;
+	char peer_buf[UXDP_IFNAMSIZ];
+	struct uxdp_dev *a, *b, *old;
+	uint64_t queues, ring, mtu;
+	int err;
+
+	err = uxdp_port_check_keys(port, keys);
+	if (!err)
+		err = uxdp_port_get_u64(port, "queues", 1, 1, 256, &queues);
+	if (!err)
+		err = uxdp_port_get_u64(port, "ring", UXDP_VETH_RING_SIZE, 2,
+					1U << 20, &ring);
+	if (!err)
+		err = uxdp_port_get_u64(port, "mtu", 1500, 68, 65535, &mtu);
+	if (err)
+		goto fail;
+	old = uxdp_dev_get_by_name(me);
+	if (old) {
+		if (strcmp(uxdp_dev_kind(old), "veth")) {
+			err = uxdp_set_error(EEXIST, "veth:%s: a %s device has "
+					     "that name", me,
+					     uxdp_dev_kind(old));
+			goto fail;
+		}
+		return old;
+	}
+	peer = uxdp_port_get(port, "peer");
+	if (!peer) {
+		if (strlen(me) + 2 > sizeof(peer_buf)) {
+			err = uxdp_set_error(EINVAL, "veth:%s: name too long to "
+					     "make its peer's; give peer=NAME",
+					     me);
+			goto fail;
+		}
+		snprintf(peer_buf, sizeof(peer_buf), "%sp", me);
+		peer = peer_buf;
+	}
+	o.queues = (uint32_t)queues;
+	o.ring_size = (uint32_t)ring;
+	o.mtu = (uint32_t)mtu;
+	err = uxdp_veth_create(me, peer, &o, &a, &b);
+	if (err)
+		goto fail;
+	return a;
+fail:
+	errno = -err;
+	return NULL;
+}
+
+const struct uxdp_port_driver uxdp_veth_port_driver = {
+	.kind = "veth",
+	.usage = "veth:NAME[,peer=NAME][,queues=N][,ring=N][,mtu=N]  an "
+		 "in-process veth end (the pair is made on first use)",
+	.open = veth_port_open,
+};

@@ -389,6 +389,11 @@ UXDP_EXPORT void uxdp_pool_set_owner(struct uxdp_pool *p)
 				 __ATOMIC_RELEASE);
 }
 
+UXDP_EXPORT void uxdp_pool_disown(struct uxdp_pool *p)
+{
+	__atomic_store_n(&p->owner, NULL, __ATOMIC_RELEASE);
+}
+
 UXDP_EXPORT bool uxdp_pool_is_owner(const struct uxdp_pool *p)
 {
 	return __atomic_load_n(&p->owner, __ATOMIC_RELAXED) == uxdp_thread_id();
