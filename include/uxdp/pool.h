@@ -60,9 +60,14 @@ struct uxdp_pool_buff {
 struct uxdp_pool_opts {
 	size_t sz;		/* set by UXDP_DECLARE_OPTS */
 	uint32_t flags;		/* none defined yet; must be 0 */
+	/* For a pool with rings of its own (not the UMEM's first): fill and
+	 * completion ring entries, powers of two; 0: enough for every chunk
+	 * (at least UXDP_UMEM_DEFAULT_RING_SIZE). */
+	uint32_t fill_size;
+	uint32_t comp_size;
 	size_t :0;
 };
-#define uxdp_pool_opts__last_field flags
+#define uxdp_pool_opts__last_field comp_size
 
 struct uxdp_pool_stats {
 	uint64_t alloc;		/* buffers handed to the driver */
@@ -95,12 +100,29 @@ struct uxdp_pool_stats {
 };
 
 /*
- * Create the pool for @umem's fill and completion rings. One pool per UMEM for
- * now. @opts may be NULL. Returns the pool, or NULL with errno set (EINVAL,
- * EBUSY: the UMEM already has a pool, ENOMEM).
+ * Create a pool over @umem. The first pool uses the UMEM's own fill and
+ * completion rings (uxdp_umem_fill_ring()); every further one shares the
+ * UMEM's memory with its own pair of rings (uxdp_pool_fill_ring()): the
+ * kernel's shared UMEM, one pool per (device, queue), and a redirect
+ * between them moves a descriptor, not bytes. The pools share no chunk
+ * state: post each chunk to one pool's fill ring (as with the kernel, a
+ * chunk posted to two is held by both; uxdp_umem_audit() shows it). @opts
+ * may be NULL. Returns the pool, or NULL with errno set (EINVAL, ENOMEM).
  */
 struct uxdp_pool *uxdp_pool_create(struct uxdp_umem *umem,
 				   const struct uxdp_pool_opts *opts);
+
+/* The application's producer handle on the pool's fill ring, and consumer
+ * handle on its completion ring (the UMEM's own pair for its first pool). */
+struct uxdp_ring *uxdp_pool_fill_ring(struct uxdp_pool *pool);
+struct uxdp_ring *uxdp_pool_comp_ring(struct uxdp_pool *pool);
+
+/*
+ * Post chunks [@first, @first + @n) on the pool's fill ring (chunk i at
+ * i * chunk_size), all or nothing: how queues sharing a UMEM split it.
+ * Returns @n, -EINVAL (outside the UMEM) or -ENOSPC (no room).
+ */
+int uxdp_pool_fill_range(struct uxdp_pool *pool, uint32_t first, uint32_t n);
 
 /*
  * Destroy a pool. Buffers on its free list return to the application (the
@@ -274,6 +296,14 @@ int uxdp_pool_stats(const struct uxdp_pool *pool, struct uxdp_pool_stats *st);
 #define UXDP_LOC_OTHER		(1U << 5)	/* for the caller's own use */
 #define UXDP_LOC_DUP		(1U << 7)	/* seen twice in one place */
 int uxdp_pool_audit(struct uxdp_pool *pool, uint8_t *where);
+
+/*
+ * uxdp_pool_audit() over every pool bound to @umem, merged into @where
+ * (nchunks entries): a chunk held by two pools gets UXDP_LOC_DUP. Chunks
+ * in the rings of a UMEM with no pool are not seen. Returns the number of
+ * placements, -EINVAL or -ENOMEM.
+ */
+int uxdp_umem_audit(struct uxdp_umem *umem, uint8_t *where);
 
 #ifdef __cplusplus
 }

@@ -125,6 +125,7 @@ UXDP_EXPORT __cold struct uxdp_pool *
 uxdp_pool_create(struct uxdp_umem *umem, const struct uxdp_pool_opts *opts)
 {
 	struct uxdp_pool *p;
+	uint32_t fill, comp;
 	size_t heads_len;
 	int err;
 
@@ -141,8 +142,12 @@ uxdp_pool_create(struct uxdp_umem *umem, const struct uxdp_pool_opts *opts)
 		err = uxdp_fail(EINVAL, "pool: unknown flags 0x%x", opts->flags);
 		goto err;
 	}
-	if (umem->pool) {
-		err = uxdp_fail(EBUSY, "pool: the umem already has a pool");
+	fill = UXDP_OPTS_GET(opts, fill_size, 0);
+	comp = UXDP_OPTS_GET(opts, comp_size, 0);
+	if ((fill && (!is_pow2_u64(fill) || fill > UXDP_RING_MAX_ENTRIES)) ||
+	    (comp && (!is_pow2_u64(comp) || comp > UXDP_RING_MAX_ENTRIES))) {
+		err = uxdp_fail(EINVAL, "pool: fill_size %u / comp_size %u: "
+				"powers of two <= 2^30, or 0", fill, comp);
 		goto err;
 	}
 
@@ -180,11 +185,38 @@ uxdp_pool_create(struct uxdp_umem *umem, const struct uxdp_pool_opts *opts)
 	pool_init_heads(p);
 	p->owner = uxdp_thread_id();
 
-	/* The pool is the fill ring's consumer and the completion ring's
-	 * producer; the application holds the other ends in the umem. */
-	uxdp_ring_init_cons(&p->fq, umem->fill_mem, umem->fill_size, NULL);
-	uxdp_ring_init_prod(&p->cq, umem->comp_mem, umem->comp_size, NULL);
-	umem->pool = p;
+	/*
+	 * The first pool takes the UMEM's own fill and completion rings; a
+	 * further one (shared UMEM: another device or queue) gets a pair of
+	 * its own, as the kernel wants one per (device, queue). The pool is
+	 * the fill ring's consumer and the completion ring's producer; the
+	 * application holds the other ends (uxdp_pool_fill_ring()).
+	 */
+	pthread_mutex_lock(&umem->lock);
+	if (!umem->rings_taken) {
+		umem->rings_taken = true;
+		p->rings = &umem->rings;
+	} else {
+		err = pool_rings_alloc(&p->own_rings,
+				       pool_ring_size(fill, umem->size,
+						      umem->chunk_size),
+				       pool_ring_size(comp, umem->size,
+						      umem->chunk_size));
+		if (err) {
+			pthread_mutex_unlock(&umem->lock);
+			uxdp_fail(-err, "pool: rings: out of memory");
+			goto err_arrays;
+		}
+		p->rings = &p->own_rings;
+	}
+	p->next = umem->pools;
+	umem->pools = p;
+	umem->npools++;
+	pthread_mutex_unlock(&umem->lock);
+	uxdp_ring_init_cons(&p->fq, p->rings->fill_mem, p->rings->fill_size,
+			    NULL);
+	uxdp_ring_init_prod(&p->cq, p->rings->comp_mem, p->rings->comp_size,
+			    NULL);
 	uxdp_clear_err();
 	return p;
 
@@ -220,10 +252,22 @@ static void pool_teardown(struct uxdp_pool *p)
 {
 	struct uxdp_umem *umem = p->umem;
 	uint32_t flags = p->retire_flags;
+	struct uxdp_pool **pp;
 
 	/* Entries consumed from the fill ring become visible as consumed. */
 	uxdp_ring_cons_publish(&p->fq);
-	umem->pool = NULL;
+	pthread_mutex_lock(&umem->lock);
+	for (pp = &umem->pools; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	umem->npools--;
+	if (p->rings == &umem->rings)
+		umem->rings_taken = false;	/* kept for the next pool */
+	else
+		pool_rings_free(&p->own_rings);
+	pthread_mutex_unlock(&umem->lock);
 	pool_free_mem(p);
 	if (flags & UXDP_POOL_RETIRE_UMEM)
 		uxdp_umem_destroy(umem);
@@ -276,6 +320,26 @@ UXDP_EXPORT __cold void uxdp_pool_retire(struct uxdp_pool *p, uint32_t flags)
 UXDP_EXPORT struct uxdp_umem *uxdp_pool_umem(const struct uxdp_pool *p)
 {
 	return p->umem;
+}
+
+UXDP_EXPORT struct uxdp_ring *uxdp_pool_fill_ring(struct uxdp_pool *p)
+{
+	return &p->rings->fill;
+}
+
+UXDP_EXPORT struct uxdp_ring *uxdp_pool_comp_ring(struct uxdp_pool *p)
+{
+	return &p->rings->comp;
+}
+
+UXDP_EXPORT __cold int uxdp_pool_fill_range(struct uxdp_pool *p,
+					    uint32_t first, uint32_t n)
+{
+	uxdp_clear_err();
+	if (first > p->nheads || n > p->nheads - first)
+		return uxdp_fail(EINVAL, "pool: chunks [%u, %u + %u) outside "
+				 "the UMEM's %u", first, first, n, p->nheads);
+	return pool_rings_post(&p->rings->fill, p->chunk_size, first, n);
 }
 
 UXDP_EXPORT void uxdp_pool_set_rxq(struct uxdp_pool *p,
@@ -846,15 +910,13 @@ static uint32_t audit_span(const struct uxdp_ring *r, uint32_t from,
 	return to - from > r->size ? r->size : to - from;
 }
 
-UXDP_EXPORT int uxdp_pool_audit(struct uxdp_pool *p, uint8_t *where)
+/* The audit of one pool, OR-ed into @where (a chunk seen twice: DUP). */
+static int pool_audit_into(struct uxdp_pool *p, uint8_t *where)
 {
 	uint32_t i, n, from;
 	int total = 0;
 
-	if (!p || !where)
-		return -EINVAL;
 	pool_drain_remote(p);
-	memset(where, 0, p->umem->nchunks);
 
 	/* Fill ring: what the pool has not consumed yet. */
 	from = p->fq.cached_cons;
@@ -884,5 +946,43 @@ UXDP_EXPORT int uxdp_pool_audit(struct uxdp_pool *p, uint8_t *where)
 				    on_free_list(p, i, pos, p->free_list_cnt) ?
 				    UXDP_LOC_FREE_LIST : UXDP_LOC_DRIVER);
 	}
+	return total;
+}
+
+UXDP_EXPORT int uxdp_pool_audit(struct uxdp_pool *p, uint8_t *where)
+{
+	if (!p || !where)
+		return -EINVAL;
+	memset(where, 0, p->umem->nchunks);
+	return pool_audit_into(p, where);
+}
+
+UXDP_EXPORT int uxdp_umem_audit(struct uxdp_umem *umem, uint8_t *where)
+{
+	uint8_t *one;
+	struct uxdp_pool *p;
+	uint32_t i;
+	int total = 0;
+
+	if (!umem || !where)
+		return -EINVAL;
+	one = malloc(umem->nchunks ? umem->nchunks : 1);
+	if (!one)
+		return -ENOMEM;
+	memset(where, 0, umem->nchunks);
+	/* Each pool's places, merged: a chunk two pools hold (posted to two
+	 * fill rings, which the kernel allows too) shows up as DUP. */
+	pthread_mutex_lock(&umem->lock);
+	for (p = umem->pools; p; p = p->next) {
+		memset(one, 0, umem->nchunks);
+		total += pool_audit_into(p, one);
+		for (i = 0; i < umem->nchunks; i++) {
+			if (where[i] && one[i])
+				where[i] |= UXDP_LOC_DUP;
+			where[i] |= one[i];
+		}
+	}
+	pthread_mutex_unlock(&umem->lock);
+	free(one);
 	return total;
 }

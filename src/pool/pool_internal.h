@@ -3,11 +3,36 @@
 #ifndef UXDP_POOL_INTERNAL_H
 #define UXDP_POOL_INTERNAL_H
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <uxdp/pool.h>
 #include <uxdp/ring.h>
 #include <uxdp/umem.h>
+
+/*
+ * A fill and completion ring pair: the memory, and the application's ends
+ * (producer of fill, consumer of completion). A UMEM has one; the first pool
+ * bound to it uses it, and every further pool (shared UMEM) has its own, as
+ * the kernel requires one pair per (device, queue).
+ */
+struct pool_rings {
+	void *fill_mem;
+	void *comp_mem;
+	uint32_t fill_size;
+	uint32_t comp_size;
+	struct uxdp_ring fill;		/* application: producer side */
+	struct uxdp_ring comp;		/* application: consumer side */
+};
+
+int pool_rings_alloc(struct pool_rings *r, uint32_t fill_size,
+		     uint32_t comp_size);
+void pool_rings_free(struct pool_rings *r);
+/* Ring entries for a UMEM of @size bytes in @chunk_size chunks when the
+ * caller gave @n (0: enough for every chunk, at least the default). */
+uint32_t pool_ring_size(uint32_t n, uint64_t size, uint32_t chunk_size);
+int pool_rings_post(struct uxdp_ring *fill, uint32_t chunk_size,
+		    uint32_t first, uint32_t n);
 
 struct uxdp_umem {
 	void *area;
@@ -18,13 +43,12 @@ struct uxdp_umem {
 	uint32_t flags;
 	uint32_t tx_metadata_len;
 	uint32_t nchunks;
-	uint32_t fill_size;
-	uint32_t comp_size;
-	void *fill_mem;
-	void *comp_mem;
-	struct uxdp_ring fill;		/* application: producer side */
-	struct uxdp_ring comp;		/* application: consumer side */
-	struct uxdp_pool *pool;		/* the bound pool, if any */
+	struct pool_rings rings;	/* the UMEM's own pair */
+	/* Pools bound to the UMEM, under lock (control path). */
+	pthread_mutex_t lock;
+	struct uxdp_pool *pools;
+	uint32_t npools;
+	bool rings_taken;		/* a pool uses the UMEM's own pair */
 };
 
 /*
@@ -49,6 +73,9 @@ struct uxdp_umem {
 struct uxdp_pool {
 	/* Control path first. */
 	struct uxdp_umem *umem;
+	struct uxdp_pool *next;		/* the UMEM's list of pools */
+	struct pool_rings *rings;	/* the UMEM's pair, or own_rings */
+	struct pool_rings own_rings;
 	uint32_t nheads;
 	uint32_t retire_flags;		/* uxdp_pool_retire() */
 

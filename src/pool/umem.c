@@ -85,8 +85,7 @@ static int umem_check_kernel_rules(uint64_t addr, uint64_t size,
  * smaller than the UMEM cannot take "post every chunk" in one reserve (all
  * or nothing), which every pool user starts with.
  */
-static uint32_t ring_size_or_default(uint32_t n, uint64_t size,
-				     uint32_t chunk_size)
+uint32_t pool_ring_size(uint32_t n, uint64_t size, uint32_t chunk_size)
 {
 	uint64_t chunks = chunk_size ? size / chunk_size : 0, r;
 
@@ -96,6 +95,53 @@ static uint32_t ring_size_or_default(uint32_t n, uint64_t size,
 	while (r < chunks && r < UXDP_RING_MAX_ENTRIES)
 		r <<= 1;
 	return (uint32_t)r;
+}
+
+int pool_rings_alloc(struct pool_rings *r, uint32_t fill_size,
+		     uint32_t comp_size)
+{
+	memset(r, 0, sizeof(*r));
+	r->fill_size = fill_size;
+	r->comp_size = comp_size;
+	r->fill_mem = uxdp_ring_mem_alloc(fill_size, sizeof(uint64_t));
+	if (!r->fill_mem)
+		return -errno;
+	r->comp_mem = uxdp_ring_mem_alloc(comp_size, sizeof(uint64_t));
+	if (!r->comp_mem) {
+		int err = -errno;
+
+		uxdp_ring_mem_free(r->fill_mem, fill_size, sizeof(uint64_t));
+		r->fill_mem = NULL;
+		return err;
+	}
+	/* Fresh zeroed memory with valid sizes: these cannot fail. */
+	uxdp_ring_init_prod(&r->fill, r->fill_mem, fill_size, NULL);
+	uxdp_ring_init_cons(&r->comp, r->comp_mem, comp_size, NULL);
+	return 0;
+}
+
+void pool_rings_free(struct pool_rings *r)
+{
+	uxdp_ring_mem_free(r->fill_mem, r->fill_size, sizeof(uint64_t));
+	uxdp_ring_mem_free(r->comp_mem, r->comp_size, sizeof(uint64_t));
+	r->fill_mem = r->comp_mem = NULL;
+}
+
+/* Post chunks [first, first + n) on @fill, all or nothing. */
+int pool_rings_post(struct uxdp_ring *fill, uint32_t chunk_size,
+		    uint32_t first, uint32_t n)
+{
+	uint32_t idx, i;
+
+	if (uxdp_ring_prod_reserve(fill, n, &idx) != n)
+		return uxdp_fail(ENOSPC, "fill ring: room for %u entries, not "
+				 "the %u chunks", uxdp_ring_prod_nb_free(fill, n),
+				 n);
+	for (i = 0; i < n; i++)
+		*uxdp_ring_addr(fill, idx + i) =
+			(uint64_t)(first + i) * chunk_size;
+	uxdp_ring_prod_submit(fill, n);
+	return (int)n;
 }
 
 static int umem_check(const void *area, uint64_t size,
@@ -111,10 +157,10 @@ static int umem_check(const void *area, uint64_t size,
 	headroom = UXDP_OPTS_GET(opts, headroom, 0);
 	flags = UXDP_OPTS_GET(opts, flags, 0);
 	tx_meta = UXDP_OPTS_GET(opts, tx_metadata_len, 0);
-	fill = ring_size_or_default(UXDP_OPTS_GET(opts, fill_size, 0), size,
-				    chunk_size);
-	comp = ring_size_or_default(UXDP_OPTS_GET(opts, comp_size, 0), size,
-				    chunk_size);
+	fill = pool_ring_size(UXDP_OPTS_GET(opts, fill_size, 0), size,
+			      chunk_size);
+	comp = pool_ring_size(UXDP_OPTS_GET(opts, comp_size, 0), size,
+			      chunk_size);
 
 	if (flags & ~UMEM_ALL_FLAGS)
 		return uxdp_fail(EINVAL, "umem: unknown flags 0x%x",
@@ -185,10 +231,7 @@ uxdp_umem_create(void *area, uint64_t size, const struct uxdp_umem_opts *opts)
 	if (umem->flags & UXDP_UMEM_F_TX_METADATA_LEN)
 		umem->tx_metadata_len = UXDP_OPTS_GET(opts, tx_metadata_len, 0);
 	umem->nchunks = (uint32_t)(size / umem->chunk_size);
-	umem->fill_size = ring_size_or_default(UXDP_OPTS_GET(opts, fill_size, 0),
-					       size, umem->chunk_size);
-	umem->comp_size = ring_size_or_default(UXDP_OPTS_GET(opts, comp_size, 0),
-					       size, umem->chunk_size);
+	pthread_mutex_init(&umem->lock, NULL);
 
 	if (area) {
 		umem->area = area;
@@ -207,20 +250,15 @@ uxdp_umem_create(void *area, uint64_t size, const struct uxdp_umem_opts *opts)
 		}
 	}
 
-	err = -ENOMEM;
-	umem->fill_mem = uxdp_ring_mem_alloc(umem->fill_size, sizeof(uint64_t));
-	if (!umem->fill_mem)
+	err = pool_rings_alloc(&umem->rings,
+			       pool_ring_size(UXDP_OPTS_GET(opts, fill_size, 0),
+					      size, umem->chunk_size),
+			       pool_ring_size(UXDP_OPTS_GET(opts, comp_size, 0),
+					      size, umem->chunk_size));
+	if (err)
 		goto err_unmap;
-	umem->comp_mem = uxdp_ring_mem_alloc(umem->comp_size, sizeof(uint64_t));
-	if (!umem->comp_mem)
-		goto err_fill;
-	/* Fresh zeroed memory with valid sizes: these cannot fail. */
-	uxdp_ring_init_prod(&umem->fill, umem->fill_mem, umem->fill_size, NULL);
-	uxdp_ring_init_cons(&umem->comp, umem->comp_mem, umem->comp_size, NULL);
 	return umem;
 
-err_fill:
-	uxdp_ring_mem_free(umem->fill_mem, umem->fill_size, sizeof(uint64_t));
 err_unmap:
 	if (umem->map_len)
 		munmap(umem->area, umem->map_len);
@@ -236,10 +274,12 @@ UXDP_EXPORT __cold int uxdp_umem_destroy(struct uxdp_umem *umem)
 	uxdp_clear_err();
 	if (!umem)
 		return 0;
-	if (umem->pool)
-		return uxdp_fail(EBUSY, "umem: a pool is still bound");
-	uxdp_ring_mem_free(umem->fill_mem, umem->fill_size, sizeof(uint64_t));
-	uxdp_ring_mem_free(umem->comp_mem, umem->comp_size, sizeof(uint64_t));
+	if (umem->npools)
+		return uxdp_fail(EBUSY, "umem: %u pool%s still bound",
+				 umem->npools, umem->npools == 1 ? " is" :
+				 "s are");
+	pool_rings_free(&umem->rings);
+	pthread_mutex_destroy(&umem->lock);
 	if (umem->map_len)
 		munmap(umem->area, umem->map_len);
 	free(umem);
@@ -248,28 +288,19 @@ UXDP_EXPORT __cold int uxdp_umem_destroy(struct uxdp_umem *umem)
 
 UXDP_EXPORT __cold int uxdp_umem_fill_all(struct uxdp_umem *umem)
 {
-	struct uxdp_ring *fill = &umem->fill;
-	uint32_t idx, i, n = umem->nchunks;
-
 	uxdp_clear_err();
-	if (uxdp_ring_prod_reserve(fill, n, &idx) != n)
-		return uxdp_fail(ENOSPC, "umem: the fill ring has room for "
-				 "%u entries, not the %u chunks",
-				 uxdp_ring_prod_nb_free(fill, n), n);
-	for (i = 0; i < n; i++)
-		*uxdp_ring_addr(fill, idx + i) = (uint64_t)i * umem->chunk_size;
-	uxdp_ring_prod_submit(fill, n);
-	return (int)n;
+	return pool_rings_post(&umem->rings.fill, umem->chunk_size, 0,
+			       umem->nchunks);
 }
 
 UXDP_EXPORT struct uxdp_ring *uxdp_umem_fill_ring(struct uxdp_umem *umem)
 {
-	return &umem->fill;
+	return &umem->rings.fill;
 }
 
 UXDP_EXPORT struct uxdp_ring *uxdp_umem_comp_ring(struct uxdp_umem *umem)
 {
-	return &umem->comp;
+	return &umem->rings.comp;
 }
 
 UXDP_EXPORT void *uxdp_umem_area(const struct uxdp_umem *umem)
