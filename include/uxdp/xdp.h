@@ -420,6 +420,9 @@ struct uxdp_rxq_stats {
 	/* Frames queued for this queue and given back unprocessed when it
 	 * went down or its device was destroyed. */
 	uint64_t drained;
+	/* Polls that received at least one frame: packets / polls is the
+	 * mean RX batch, which says whether a poller keeps up. */
+	uint64_t polls;
 };
 
 #ifdef __cplusplus

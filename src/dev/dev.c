@@ -431,6 +431,8 @@ int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget)
 			uxdp_pool_set_owner(pool);
 	}
 	n = dev->ops->poll(dev, q, cpu, budget);
+	if (n > 0)
+		stat_inc(&rxq->stats.polls);
 	xdp_poll_end(cpu, rxq);
 	return n;
 }

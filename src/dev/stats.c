@@ -45,6 +45,7 @@ static const struct stat_desc rxq_descs[] = {
 	D(uxdp_rxq_stats, xmit_calls, "xmit calls flushing bulk queues"),
 	D(uxdp_rxq_stats, drained,
 	  "frames given back unprocessed at down or destroy"),
+	D(uxdp_rxq_stats, polls, "polls that received frames"),
 };
 
 static const struct stat_desc txq_descs[] = {
