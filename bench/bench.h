@@ -262,6 +262,7 @@ int bench_ring(const struct bench_opts *o);
 int bench_pool(const struct bench_opts *o);
 int bench_veth_tx(const struct bench_opts *o);
 int bench_redirect(const struct bench_opts *o);
+int bench_groups(const struct bench_opts *o);
 /*
  * Not a benchmark: pipelines under churn for -n packets, then exact
  * accounting and buffer audits (bench/soak.c). 1 on any mismatch.
@@ -272,6 +273,7 @@ int bench_soak(const struct bench_opts *o);
 #define BENCH_POOL_DEFAULT_OPS	2000000ULL
 #define BENCH_VETH_DEFAULT_OPS	10000000ULL
 #define BENCH_REDIRECT_DEFAULT_OPS	10000000ULL
+#define BENCH_GROUPS_DEFAULT_OPS	4000000ULL
 #define BENCH_SOAK_DEFAULT_OPS	10000000ULL
 #define BENCH_SOAK_DEFAULT_PIPES	4
 /* Each pipeline has at most 6 polling threads; 64 threads may poll. */

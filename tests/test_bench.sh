@@ -85,6 +85,10 @@ check_json "$tmp/pool.json" pool
 # helper wanted 1000 packets even for the warm-up run, a sixteenth of -n.
 expect 0 "" "$bench" redirect -r 1 -n 64 --json -q
 check_json "$tmp/out" redirect all
+expect 0 "" "$bench" groups -r 1 -n 100k --json -q
+check_json "$tmp/out" groups all
+expect 1 "groups: FAILED: group" \
+	env UXDP_BENCH_FAIL_VARIANT=group "$bench" groups -r 1 -n 20k -q
 # veth-tx runs the kernel peer when root; keep it short.
 "$bench" veth-tx -r 1 -n 200000 --json -q > "$tmp/veth.json"
 check_json "$tmp/veth.json" veth-tx

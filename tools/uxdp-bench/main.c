@@ -118,6 +118,9 @@ static const struct bench_cmd cmds[] = {
 	{ "redirect", "XDP_REDIRECT between two devices, bulk vs single "
 		      "xdp_xmit, normal and retpoline (thunk) builds",
 	  bench_redirect },
+	{ "groups", "gen -> veth -> XDP_TX -> veth on one thread, one poll "
+		    "group, or a thread per queue: what a group costs",
+	  bench_groups },
 	{ "all", "every command above with full runs", cmd_all },
 	{ "demo", "every command with fewer and shorter runs, then a "
 		  "compact summary: the seeds' results beside ours",
@@ -378,7 +381,7 @@ static int cmd_demo(const struct bench_opts *o)
 static int cmd_all(const struct bench_opts *o)
 {
 	return bench_ring(o) | bench_pool(o) | bench_veth_tx(o) |
-	       bench_redirect(o);
+	       bench_redirect(o) | bench_groups(o);
 }
 
 static void print_header(const char *cmd, const struct bench_opts *o)
