@@ -87,6 +87,17 @@ struct uxdp_dev_ops {
 	void (*unlink)(struct uxdp_dev *dev);
 	/* Free driver state (uxdp_dev_destroy, after the grace period). */
 	void (*destroy)(struct uxdp_dev *dev);
+	/*
+	 * Zero-copy AF_XDP (uxdp/xsk.h): from now on receive RX queue @q
+	 * into @pool, the socket's (refill with uxdp_pool_alloc_batch from
+	 * it, as ice does), and pull the socket's TX descriptors yourself
+	 * (uxdp_xsk_tx_peek_batch); NULL: back to your own memory, every
+	 * buffer of the socket's pool given back. Called outside any poll,
+	 * with the device's queue quiescent (a grace period follows the
+	 * switch). A driver without it gives copy mode only.
+	 */
+	int (*xsk_pool_setup)(struct uxdp_dev *dev, uint32_t q,
+			      struct uxdp_pool *pool);
 };
 
 /* ---- Set-up: the driver's create function ------------------------------------ */
@@ -170,6 +181,30 @@ void uxdp_txq_count_refused(struct uxdp_dev *dev, uint32_t q,
 /* Wake whoever polls RX queue @q of @dev if it sleeps (cheap if not):
  * the doorbell after queueing frames to it, on every UXDP_XMIT_FLUSH. */
 void uxdp_dev_kick(struct uxdp_dev *dev, uint32_t q);
+
+/* ---- Zero-copy AF_XDP sockets: the driver side (kernel xdp_sock_drv.h) ---------- */
+
+/*
+ * Up to @max TX descriptors of the socket bound to @pool, validated as the
+ * kernel does (invalid ones are skipped and counted), into @descs; a
+ * completion slot is reserved for each. The addresses are UMEM addresses
+ * (uxdp_umem_addr_ptr gives the data). Returns how many, 0..@max.
+ */
+uint32_t uxdp_xsk_tx_peek_batch(struct uxdp_pool *pool, struct uxdp_desc *descs,
+				uint32_t max);
+
+/* @n of the descriptors peeked are sent: post them on the completion ring,
+ * in the order peeked (the kernel's xsk_tx_completed). */
+void uxdp_xsk_tx_completed(struct uxdp_pool *pool, uint32_t n);
+
+/* need_wakeup, as the kernel's xsk_set/clear_{rx,tx}_need_wakeup: set on
+ * the fill ring when refill stopped for want of entries, on the TX ring
+ * when the driver will not look at it until kicked. No-ops for a socket
+ * bound without UXDP_XSK_F_NEED_WAKEUP. */
+void uxdp_xsk_set_rx_need_wakeup(struct uxdp_pool *pool);
+void uxdp_xsk_clear_rx_need_wakeup(struct uxdp_pool *pool);
+void uxdp_xsk_set_tx_need_wakeup(struct uxdp_pool *pool);
+void uxdp_xsk_clear_tx_need_wakeup(struct uxdp_pool *pool);
 
 /* ---- Opening by port string (uxdp_dev_open) ------------------------------------ */
 

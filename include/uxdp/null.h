@@ -38,8 +38,10 @@ extern "C" {
 
 struct uxdp_null_opts {
 	size_t sz;		/* set by UXDP_DECLARE_OPTS */
-	/* Receive buffers: UMEM chunks of 2 KiB, the packets that can be in
-	 * flight at once; 0: UXDP_NULL_DEFAULT_FRAMES. */
+	/* Receive buffers: UMEM chunks of 2 KiB (4 KiB for packets over
+	 * 1472 bytes, so that a redirected frame keeps its tailroom), the
+	 * packets that can be in flight at once; 0:
+	 * UXDP_NULL_DEFAULT_FRAMES. */
 	uint32_t rx_frames;
 	/* Bytes per packet; 0: the template's length. Longer than the
 	 * template: zero-padded; shorter: cut. 14..UXDP_NULL_MAX_LEN. */

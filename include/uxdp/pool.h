@@ -250,6 +250,13 @@ uint64_t uxdp_pool_release(struct uxdp_buff *buf);
 uint32_t uxdp_pool_complete(struct uxdp_pool *pool, const uint64_t *addrs,
 			    uint32_t n);
 
+/*
+ * An opaque pointer for the pool's user (the socket layer keeps its socket
+ * here). NULL until set.
+ */
+void uxdp_pool_set_user(struct uxdp_pool *pool, void *user);
+void *uxdp_pool_user(const struct uxdp_pool *pool);
+
 /* ---- For drivers: buffers and UMEM addresses ---------------------------------- */
 
 /*

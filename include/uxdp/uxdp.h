@@ -13,6 +13,7 @@
 #include <uxdp/pool.h>
 #include <uxdp/xdp.h>
 #include <uxdp/dev.h>
+#include <uxdp/xsk.h>
 #include <uxdp/veth.h>
 #include <uxdp/null.h>
 

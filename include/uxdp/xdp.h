@@ -335,13 +335,13 @@ int uxdp_adjust_meta(struct uxdp_buff *ctx, int delta);
 
 /*
  * Something frames can be redirected to in bulk: a device
- * (uxdp_dev_target()), later a socket. Opaque.
+ * (uxdp_dev_target()) or an AF_XDP socket (uxdp_xsk_target()). Opaque.
  */
 struct uxdp_xdp_target;
 
 /*
- * A redirect map: an array of targets indexed by key (the kernel's devmap;
- * an xskmap later holds sockets the same way). Entries are set and cleared
+ * A redirect map: an array of targets indexed by key (the kernel's devmap,
+ * and its XSKMAP when the targets are sockets). Entries are set and cleared
  * at run time, from any thread; programs look them up with
  * uxdp_redirect_map().
  */

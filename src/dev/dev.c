@@ -430,6 +430,13 @@ int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget)
 		if (pool && unlikely(!uxdp_pool_is_owner(pool)))
 			uxdp_pool_set_owner(pool);
 	}
+	{
+		struct uxdp_pool *xp = __atomic_load_n(&dev->rxq[q].xsk_pool,
+						       __ATOMIC_ACQUIRE);
+
+		if (unlikely(xp && !uxdp_pool_is_owner(xp)))
+			uxdp_pool_set_owner(xp);
+	}
 	n = dev->ops->poll(dev, q, cpu, budget);
 	if (n > 0)
 		stat_inc(&rxq->stats.polls);
@@ -461,6 +468,24 @@ UXDP_EXPORT int uxdp_dev_xmit(struct uxdp_dev *dev, int n,
 	ret = dev->ops->xdp_xmit(dev, n, frames, flags);
 	xdp_rcu_unlock(cpu);
 	return ret;
+}
+
+int dev_rxq_bind_xsk_pool(struct uxdp_dev *dev, uint32_t q,
+			  struct uxdp_pool *pool)
+{
+	struct uxdp_pool *expect = NULL;
+
+	if (!pool) {
+		__atomic_store_n(&dev->rxq[q].xsk_pool, NULL, __ATOMIC_RELEASE);
+		return 0;
+	}
+	/* Nobody owns it until the queue's poller takes it (dev_poll). */
+	uxdp_pool_disown(pool);
+	if (!__atomic_compare_exchange_n(&dev->rxq[q].xsk_pool, &expect, pool,
+					 false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	return 0;
 }
 
 UXDP_EXPORT struct uxdp_pool *uxdp_dev_pool(struct uxdp_dev *dev, uint32_t q)

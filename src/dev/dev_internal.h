@@ -12,6 +12,8 @@
 
 #include <uxdp/dev.h>
 
+#include "../xdp/xdp_internal.h"
+
 struct dev_rxq {
 	struct uxdp_xdp_rxq xdp;
 	struct uxdp_dev *dev;
@@ -24,6 +26,12 @@ struct dev_rxq {
 	struct uxdp_poll_group *group;
 	/* The group uxdp_dev_start() made for this queue alone. */
 	struct uxdp_poll_group *own_group;
+	/*
+	 * The pool of the AF_XDP socket bound to this queue, if any: its
+	 * owner is the queue's poller too (copy-mode receive allocates from
+	 * it there), handed over as rx_pool's is. Set by the socket layer.
+	 */
+	struct uxdp_pool *xsk_pool;
 } __attribute__((aligned(UXDP_CACHE_LINE)));
 
 struct dev_txq {
@@ -87,6 +95,14 @@ static inline void dev_kick(struct uxdp_dev *dev, uint32_t q)
  * (uxdp_dev_poll's body). Returns packets processed or -errno.
  */
 int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget);
+
+/*
+ * Bind @pool as queue @q's socket pool (NULL unbinds). Returns 0, or -EBUSY
+ * if another is bound. The socket layer calls it; the pool's owner follows
+ * the queue's poller from then on.
+ */
+int dev_rxq_bind_xsk_pool(struct uxdp_dev *dev, uint32_t q,
+			  struct uxdp_pool *pool);
 
 /* Take every queue of @dev out of its poll group (destroy). */
 void group_forget_dev(struct uxdp_dev *dev);

@@ -259,9 +259,13 @@ static void pg_disown(struct uxdp_dev *dev, uint32_t q)
 {
 	struct uxdp_pool *pool = dev->ops->rx_pool ?
 				 dev->ops->rx_pool(dev, q) : NULL;
+	struct uxdp_pool *xp = __atomic_load_n(&dev->rxq[q].xsk_pool,
+					       __ATOMIC_ACQUIRE);
 
 	if (pool)
 		uxdp_pool_disown(pool);
+	if (xp)
+		uxdp_pool_disown(xp);
 }
 
 /*

@@ -24,11 +24,19 @@
 #include <uxdp/null.h>
 #include <uxdp/pool.h>
 #include <uxdp/umem.h>
+#include <uxdp/xsk.h>
 
 #define MIN(a, b)	((a) < (b) ? (a) : (b))
 #define MAX(a, b)	((a) > (b) ? (a) : (b))
 
+/*
+ * Chunks of 2 KiB hold packets up to 1472 bytes with the XDP headroom
+ * before and the frame tailroom after (what a redirect needs); longer
+ * packets get 4 KiB chunks.
+ */
 #define NULL_CHUNK		2048
+#define NULL_CHUNK_ROOM		(NULL_CHUNK - UXDP_PACKET_HEADROOM - \
+				 UXDP_FRAME_TAILROOM)
 #define NULL_SEQ_OFFSET		42	/* UDP payload of the default packet */
 #define NULL_FLAGS		(UXDP_NULL_F_REWRITE | UXDP_NULL_F_SEQ | \
 				 UXDP_NULL_F_NO_RX)
@@ -55,6 +63,12 @@ struct null_priv {
 	int timer_fd;			/* paced only, else -1 */
 	unsigned char *tmpl;		/* rx_len bytes, zero-padded */
 	pthread_spinlock_t tx_lock;
+	/*
+	 * Zero-copy AF_XDP (xsk_pool_setup): the socket's pool, received
+	 * into instead of our own, and whose TX ring we drain. Written on
+	 * the control path with a grace period after it, read by the poller.
+	 */
+	struct uxdp_pool *xsk_pool;
 };
 
 static inline struct null_priv *null_priv(const struct uxdp_dev *dev)
@@ -122,8 +136,8 @@ static uint64_t null_allowed(struct null_priv *priv, uint64_t budget,
 }
 
 /* Rewrite what the flags ask for, as each buffer is handed out. */
-static void null_fill(struct null_priv *priv, struct uxdp_buff **bufs,
-		      uint32_t n)
+static void null_fill(struct null_priv *priv, uint32_t flags,
+		      struct uxdp_buff **bufs, uint32_t n)
 {
 	uint64_t seq = priv->generated;
 	uint32_t i;
@@ -131,12 +145,39 @@ static void null_fill(struct null_priv *priv, struct uxdp_buff **bufs,
 	for (i = 0; i < n; i++) {
 		unsigned char *d = bufs[i]->data;
 
-		if (priv->flags & UXDP_NULL_F_REWRITE)
+		if (flags & UXDP_NULL_F_REWRITE)
 			memcpy(d, priv->tmpl, priv->rx_len);
-		if (priv->flags & UXDP_NULL_F_SEQ)
+		if (flags & UXDP_NULL_F_SEQ)
 			memcpy(d + priv->seq_offset, &seq, sizeof(seq));
 		seq++;
 	}
+}
+
+/*
+ * Zero-copy transmit: a sink sends at once, so every descriptor the socket
+ * offers completes in the same poll. The TX ring's need_wakeup stays set
+ * (as ice leaves it): the poller may sleep between rounds, and only a kick
+ * from the application (uxdp_xsk_sendto) is sure to bring it back.
+ */
+static int null_zc_tx(struct uxdp_dev *dev, struct uxdp_pool *xp, int budget)
+{
+	struct null_priv *priv = null_priv(dev);
+	struct uxdp_desc descs[UXDP_NAPI_BUDGET];
+	uint64_t bytes = 0;
+	uint32_t n, i;
+
+	uxdp_xsk_set_tx_need_wakeup(xp);
+	n = uxdp_xsk_tx_peek_batch(xp, descs,
+				   (uint32_t)MIN(budget, UXDP_NAPI_BUDGET));
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++)
+		bytes += descs[i].len;
+	pthread_spin_lock(&priv->tx_lock);
+	uxdp_txq_count(dev, 0, n, bytes);
+	pthread_spin_unlock(&priv->tx_lock);
+	uxdp_xsk_tx_completed(xp, n);
+	return (int)n;
 }
 
 static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
@@ -144,13 +185,25 @@ static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
 {
 	struct null_priv *priv = null_priv(dev);
 	struct uxdp_buff *bufs[UXDP_NAPI_BUDGET];
+	struct uxdp_pool *pool = priv->pool, *xp;
+	uint32_t flags = priv->flags;
 	uint64_t allowed;
-	int done = 0;
+	int done = 0, tx = 0;
 
 	(void)q;		/* one queue */
-	if (!priv->pool)
-		return 0;
-	/* The dev layer made this thread the pool's owner (rx_pool). */
+	/* Acquire: the socket's pool is set up before it is published. */
+	xp = __atomic_load_n(&priv->xsk_pool, __ATOMIC_ACQUIRE);
+	if (xp) {
+		/* The socket's chunks hold no packet: write it every time.
+		 * A NO_RX generator only transmits. */
+		pool = priv->pool ? xp : NULL;
+		flags |= UXDP_NULL_F_REWRITE;
+		tx = null_zc_tx(dev, xp, budget);
+	}
+	if (!pool)
+		return tx;
+	/* The dev layer made this thread the pool's owner (rx_pool, or the
+	 * queue's socket pool). */
 	allowed = null_allowed(priv, (uint64_t)budget, true);
 	if (!allowed) {
 		uint64_t ticks;
@@ -161,19 +214,27 @@ static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
 		    read(priv->timer_fd, &ticks, sizeof(ticks)) < 0) {
 			/* EAGAIN: no tick pending. */
 		}
-		return 0;
+		return tx;
 	}
 	while ((uint64_t)done < allowed) {
 		uint32_t want = (uint32_t)MIN(allowed - (uint64_t)done,
 					      UXDP_NAPI_BUDGET), n, i;
 
-		n = uxdp_pool_alloc_batch(priv->pool, bufs, want);
+		n = uxdp_pool_alloc_batch(pool, bufs, want);
+		if (xp) {
+			/* need_wakeup: the fill ring ran dry, and only the
+			 * application refilling and kicking restarts us. */
+			if (n < want)
+				uxdp_xsk_set_rx_need_wakeup(xp);
+			else
+				uxdp_xsk_clear_rx_need_wakeup(xp);
+		}
 		if (!n)
 			break;		/* every buffer is in flight */
 		for (i = 0; i < n; i++)
 			uxdp_buff_set_size(bufs[i], priv->rx_len);
-		if (priv->flags & (UXDP_NULL_F_REWRITE | UXDP_NULL_F_SEQ))
-			null_fill(priv, bufs, n);
+		if (flags & (UXDP_NULL_F_REWRITE | UXDP_NULL_F_SEQ))
+			null_fill(priv, flags, bufs, n);
 		/* Counted before the program runs: a program that reads the
 		 * count sees its own packets in it. */
 		__atomic_store_n(&priv->generated, priv->generated + n,
@@ -184,7 +245,7 @@ static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
 		uxdp_rx_run_batch(ctx, bufs, n);
 		done += (int)n;
 	}
-	return done;
+	return done + tx;
 }
 
 /*
@@ -289,7 +350,39 @@ static struct uxdp_pool *null_rx_pool(struct uxdp_dev *dev, uint32_t q)
 	return null_priv(dev)->pool;
 }
 
+/*
+ * Zero-copy: generate into the socket's UMEM. Nothing is held between
+ * polls (every buffer a poll allocates goes to the program in it), so
+ * there is nothing to give back on the way out.
+ */
+static int null_xsk_pool_setup(struct uxdp_dev *dev, uint32_t q,
+			       struct uxdp_pool *pool)
+{
+	struct null_priv *priv = null_priv(dev);
+	struct uxdp_umem *umem;
+	uint32_t room;
+
+	if (!pool) {
+		__atomic_store_n(&priv->xsk_pool, NULL, __ATOMIC_RELEASE);
+		return 0;
+	}
+	umem = uxdp_pool_umem(pool);
+	room = uxdp_umem_chunk_size(umem) - uxdp_umem_headroom(umem) -
+	       UXDP_PACKET_HEADROOM;
+	if (!(priv->flags & UXDP_NULL_F_NO_RX) && priv->rx_len > room)
+		return uxdp_set_error(EMSGSIZE, "null %s: %u-byte packets do "
+				      "not fit the socket's %u-byte chunks "
+				      "(room %u)", uxdp_dev_name(dev),
+				      priv->rx_len, uxdp_umem_chunk_size(umem),
+				      room);
+	/* Its buffers are received on our queue, owned by the pool. */
+	uxdp_pool_set_rxq(pool, uxdp_dev_rxq_info(dev, q));
+	__atomic_store_n(&priv->xsk_pool, pool, __ATOMIC_RELEASE);
+	return 0;
+}
+
 static const struct uxdp_dev_ops null_ops = {
+	.xsk_pool_setup = null_xsk_pool_setup,
 	.kind = "null",
 	.open = null_open,
 	.stop = null_stop,
@@ -313,14 +406,16 @@ static const unsigned char default_pkt[64] = {
 static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames)
 {
 	struct null_priv *priv = null_priv(dev);
-	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = NULL_CHUNK);
+	uint32_t chunk = priv->rx_len > NULL_CHUNK_ROOM ? 2 * NULL_CHUNK :
+			 NULL_CHUNK;
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = chunk);
 	struct uxdp_rxq_info *info = uxdp_dev_rxq_info(dev, 0);
 	uint32_t i;
 	char *area;
 	int err;
 
 	/* The fill ring holds every chunk (the UMEM's default). */
-	priv->umem = uxdp_umem_create(NULL, (uint64_t)frames * NULL_CHUNK, &uo);
+	priv->umem = uxdp_umem_create(NULL, (uint64_t)frames * chunk, &uo);
 	if (!priv->umem)
 		return -errno;
 	priv->pool = uxdp_pool_create(priv->umem, NULL);
@@ -337,7 +432,7 @@ static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames)
 	/* The packet, once per buffer; REWRITE copies it again per use. */
 	area = uxdp_umem_area(priv->umem);
 	for (i = 0; i < frames; i++)
-		memcpy(area + (uint64_t)i * NULL_CHUNK + UXDP_PACKET_HEADROOM,
+		memcpy(area + (uint64_t)i * chunk + UXDP_PACKET_HEADROOM,
 		       priv->tmpl, priv->rx_len);
 	err = uxdp_umem_fill_all(priv->umem);
 	return err < 0 ? err : 0;

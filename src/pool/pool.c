@@ -322,6 +322,16 @@ UXDP_EXPORT struct uxdp_umem *uxdp_pool_umem(const struct uxdp_pool *p)
 	return p->umem;
 }
 
+UXDP_EXPORT void uxdp_pool_set_user(struct uxdp_pool *p, void *user)
+{
+	__atomic_store_n(&p->user, user, __ATOMIC_RELEASE);
+}
+
+UXDP_EXPORT void *uxdp_pool_user(const struct uxdp_pool *p)
+{
+	return __atomic_load_n(&p->user, __ATOMIC_ACQUIRE);
+}
+
 UXDP_EXPORT struct uxdp_ring *uxdp_pool_fill_ring(struct uxdp_pool *p)
 {
 	return &p->rings->fill;

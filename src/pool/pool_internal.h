@@ -78,6 +78,7 @@ struct uxdp_pool {
 	struct pool_rings own_rings;
 	uint32_t nheads;
 	uint32_t retire_flags;		/* uxdp_pool_retire() */
+	void *user;			/* uxdp_pool_set_user() */
 
 	/* Data path from here on, starting on its own cache line. */
 	struct uxdp_ring fq __attribute__((aligned(UXDP_CACHE_LINE)));
@@ -137,5 +138,14 @@ struct uxdp_pool {
 	/* Completion ring, producer side: the TX path's, not the RX path's. */
 	struct uxdp_ring cq __attribute__((aligned(UXDP_CACHE_LINE)));
 };
+
+/* For the socket layer's zero-copy completions (src/xsk/): the pool's
+ * completed counter, one writer at a time, relaxed for readers. */
+static inline void pool_count_completed(struct uxdp_pool *p, uint64_t n)
+{
+	__atomic_store_n(&p->n_completed,
+			 __atomic_load_n(&p->n_completed, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
 
 #endif /* UXDP_POOL_INTERNAL_H */
