@@ -50,8 +50,19 @@ extern "C" {
  * struct; the library rejects it only if the bytes it does not know are
  * non-zero.
  */
-#define UXDP_DECLARE_OPTS(type, name, ...) \
-	struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
+/*
+ * The padding must be zero too (the library checks every byte past the
+ * fields it knows, and a struct's tail padding is where a newer field
+ * would go), and C leaves the padding of an initialised automatic struct
+ * unspecified: clang leaves stack garbage there. So zero the whole object
+ * first, then assign the initialised copy, as libbpf's LIBBPF_OPTS does
+ * ([bpf] libbpf_common.h).
+ */
+#define UXDP_DECLARE_OPTS(type, name, ...)				\
+	struct type name = ({						\
+		__builtin_memset(&name, 0, sizeof(struct type));	\
+		(struct type){ .sz = sizeof(struct type), __VA_ARGS__ };	\
+	})
 
 /*
  * For code that takes such a struct (the library, drivers): whether @opts
