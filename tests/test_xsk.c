@@ -142,6 +142,22 @@ static void t_attach(struct uxdp_dev *d, uxdp_prog_fn fn, void *priv)
 	uxdp_prog_put(p);
 }
 
+/* Packets numbered by the null generator (UXDP_NULL_F_SEQ), checked in
+ * order on arrival. */
+static uint64_t seq_seen, seq_bad;
+
+static uint32_t t_prog_seq(struct uxdp_buff *ctx, void *priv)
+{
+	uint64_t seq;
+
+	(void)priv;
+	memcpy(&seq, (char *)ctx->data + 42, sizeof(seq));
+	if (seq != seq_seen || ((unsigned char *)ctx->data)[0] != 0x02)
+		seq_bad++;
+	seq_seen++;
+	return UXDP_DROP;
+}
+
 /* ---- a socket on a null generator ------------------------------------------ */
 
 struct t_rig {
@@ -649,6 +665,77 @@ static void test_rx_wrong_queue(void **state)
 	assert_int_equal(uxdp_ring_count(uxdp_xsk_rx_ring(r.xsk)), 0);
 	uxdp_dev_destroy(other);
 	t_rig_down(&r);
+}
+
+/*
+ * Zero-copy buffers are the application's memory: XDP_TX and redirects to
+ * a device make copies (the kernel's xdp_convert_zc_to_xdp_frame), so an
+ * application scribbling over its whole UMEM while frames are queued
+ * elsewhere changes none of them and breaks nothing of the library's.
+ * The buffers themselves go back to the socket's pool at once.
+ */
+static struct uxdp_dev *t_fwd_to;
+
+static uint32_t t_prog_to_dev(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	(void)priv;
+	return uxdp_redirect_target(uxdp_dev_target(t_fwd_to));
+}
+
+static uint32_t t_prog_tx(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	(void)priv;
+	return UXDP_TX;
+}
+
+static void test_zc_frames_are_copies(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_null_opts, no, .rx_count = 200,
+			  .flags = UXDP_NULL_F_SEQ);
+	UXDP_DECLARE_OPTS(uxdp_veth_opts, vo, .ring_size = 256);
+	struct uxdp_dev *a, *b;
+	struct t_rig r;
+	char na[UXDP_IFNAMSIZ], nb[UXDP_IFNAMSIZ];
+	uint8_t app[T_NCHUNKS] = { 0 };
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(uxdp_veth_create(t_name(na, "xza"), t_name(nb, "xzb"),
+					  &vo, &a, &b), 0);
+	seq_seen = seq_bad = 0;
+	t_attach(b, t_prog_seq, NULL);
+	assert_int_equal(uxdp_dev_up(a), 0);
+	assert_int_equal(uxdp_dev_up(b), 0);
+	t_fwd_to = a;
+	t_rig_on(&r, NULL, &no, UXDP_XSK_F_ZEROCOPY, 0, t_prog_to_dev, true);
+	assert_int_equal(uxdp_umem_fill_all(r.umem), T_NCHUNKS);
+	uxdp_dev_poll(r.dev, 0, 50);
+	uxdp_dev_poll(r.dev, 0, 50);
+	/* 100 frames wait in b's ring; the chunks are all home already. */
+	assert_int_equal(t_rx(r.dev).redirect, 100);
+	t_audit(r.umem, app, T_NCHUNKS);
+	memset(uxdp_umem_area(r.umem), 0xa5, (size_t)T_NCHUNKS * T_CHUNK);
+	for (i = 0; i < 4; i++)
+		uxdp_dev_poll(b, 0, 64);
+	assert_int_equal(seq_seen, 100);
+	assert_int_equal(seq_bad, 0);
+
+	/* XDP_TX of a socket buffer: a copy to the device's TX, the
+	 * buffer back in the pool. */
+	uxdp_dev_down(r.dev);
+	t_attach(r.dev, t_prog_tx, NULL);
+	assert_int_equal(uxdp_dev_up(r.dev), 0);
+	uxdp_dev_poll(r.dev, 0, 50);
+	uxdp_dev_poll(r.dev, 0, 50);
+	assert_int_equal(uxdp_null_generated(r.dev), 200);
+	assert_int_equal(t_tx(r.dev).packets, 100);
+	assert_int_equal(t_rx(r.dev).tx, 100);
+	t_audit(r.umem, app, T_NCHUNKS);
+	t_rig_down(&r);
+	uxdp_dev_destroy(a);
+	uxdp_dev_destroy(b);
 }
 
 /* ---- transmit ------------------------------------------------------------------ */
@@ -1589,6 +1676,7 @@ int main(void)
 		T_ZC(test_tx_invalid_aligned),
 		T_COPY(test_tx_invalid_unaligned),
 		T_ZC(test_tx_invalid_unaligned),
+		cmocka_unit_test(test_zc_frames_are_copies),
 		cmocka_unit_test(test_tx_copy_batches),
 		cmocka_unit_test(test_tx_copy_veth),
 		T_COPY(test_tx_csum),

@@ -92,7 +92,10 @@ struct uxdp_dev_ops {
 	 * into @pool, the socket's (refill with uxdp_pool_alloc_batch from
 	 * it, as ice does), and pull the socket's TX descriptors yourself
 	 * (uxdp_xsk_tx_peek_batch); NULL: back to your own memory, every
-	 * buffer of the socket's pool given back. Called outside any poll,
+	 * buffer of the socket's pool given back. While receiving into the
+	 * socket's pool, the queue's rxq info says UXDP_MEM_XSK (the memory
+	 * is the application's: the library puts no frame header there).
+	 * Called outside any poll,
 	 * with the device's queue quiescent (a grace period follows the
 	 * switch). A driver without it gives copy mode only.
 	 */

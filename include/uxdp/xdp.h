@@ -73,6 +73,16 @@ enum uxdp_mem_type {
 	 * header intact (adjust_head/meta stop at its end).
 	 */
 	UXDP_MEM_FRAME,
+	/*
+	 * A buffer of an AF_XDP socket's pool, received into by a zero-copy
+	 * driver (the kernel's MEM_TYPE_XSK_BUFF_POOL); owner as for
+	 * UXDP_MEM_POOL. The memory is the application's, which may write
+	 * it at any time, so the library keeps nothing of its own there: a
+	 * redirect to the socket hands the buffer over as it is, and a frame
+	 * made of it (XDP_TX, a redirect to a device) is a copy
+	 * (uxdp_frame_copy_buff).
+	 */
+	UXDP_MEM_XSK,
 };
 
 /*
@@ -135,12 +145,24 @@ UXDP_INLINE struct uxdp_frame *uxdp_frame_at(void *hard_start)
 }
 
 /*
+ * A frame holding a copy of @buf (metadata and packet) in memory of its own
+ * (UXDP_MEM_ALLOC, from the heap; freed when the frame is returned), with
+ * the standard headroom and tailroom. On success @buf is given back to its
+ * owner; NULL (out of memory) leaves it the caller's. The kernel's
+ * xdp_convert_zc_to_xdp_frame, which uxdp_buff_to_frame() calls for
+ * UXDP_MEM_XSK buffers.
+ */
+struct uxdp_frame *uxdp_frame_copy_buff(struct uxdp_buff *buf);
+
+/*
  * Convert a buffer to a frame in place (xdp_convert_buff_to_frame), at
  * uxdp_frame_at(data_hard_start). Needs room for struct uxdp_frame between
  * there and the metadata, and UXDP_FRAME_TAILROOM after data_end. Returns
  * the frame, or NULL if the headroom or tailroom is too small (the buffer
- * is untouched).
+ * is untouched). A UXDP_MEM_XSK buffer becomes a copy instead (see
+ * uxdp_frame_copy_buff; NULL if out of memory).
  */
+
 UXDP_INLINE struct uxdp_frame *uxdp_buff_to_frame(struct uxdp_buff *buf)
 {
 	/*
@@ -162,6 +184,9 @@ UXDP_INLINE struct uxdp_frame *uxdp_buff_to_frame(struct uxdp_buff *buf)
 	uint32_t headroom = (uint32_t)(data - (char *)f);
 	uint32_t metasize = meta <= data ? (uint32_t)(data - meta) : 0;
 
+	/* An application's memory holds no frame header of ours. */
+	if (uxdp_unlikely(mem_type == UXDP_MEM_XSK))
+		return uxdp_frame_copy_buff(buf);
 	/* The frame header must not overwrite the metadata (data is at
 	 * least a header past hard_start, or the subtraction above wrapped
 	 * and this fails too), and the tail must keep the room the frame

@@ -362,8 +362,13 @@ static int null_xsk_pool_setup(struct uxdp_dev *dev, uint32_t q,
 	struct uxdp_umem *umem;
 	uint32_t room;
 
+	struct uxdp_rxq_info *info = uxdp_dev_rxq_info(dev, q);
+
 	if (!pool) {
 		__atomic_store_n(&priv->xsk_pool, NULL, __ATOMIC_RELEASE);
+		/* No poll runs now (the caller's contract): our own pool's
+		 * buffers are plain pool buffers again. */
+		info->mem.type = UXDP_MEM_POOL;
 		return 0;
 	}
 	umem = uxdp_pool_umem(pool);
@@ -375,8 +380,11 @@ static int null_xsk_pool_setup(struct uxdp_dev *dev, uint32_t q,
 				      "(room %u)", uxdp_dev_name(dev),
 				      priv->rx_len, uxdp_umem_chunk_size(umem),
 				      room);
-	/* Its buffers are received on our queue, owned by the pool. */
-	uxdp_pool_set_rxq(pool, uxdp_dev_rxq_info(dev, q));
+	/* Its buffers are received on our queue, owned by the pool, and
+	 * are the application's memory (UXDP_MEM_XSK: no frame headers of
+	 * the library's go there; XDP_TX of one is a copy). */
+	info->mem.type = UXDP_MEM_XSK;
+	uxdp_pool_set_rxq(pool, info);
 	__atomic_store_n(&priv->xsk_pool, pool, __ATOMIC_RELEASE);
 	return 0;
 }

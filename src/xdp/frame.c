@@ -6,6 +6,9 @@
  */
 #include "../internal.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include <uxdp/pool.h>
 #include <uxdp/xdp.h>
 
@@ -32,7 +35,9 @@ void xdp_pool_return(struct uxdp_buff **heads, uint32_t n)
 static inline void mem_return(const struct uxdp_mem_info *mem,
 			      struct uxdp_buff *head, void *hard_start)
 {
-	if (mem->type == UXDP_MEM_POOL) {
+	/* A socket's buffers are pool buffers too (frames never are XSK:
+	 * they are copies). */
+	if (mem->type == UXDP_MEM_POOL || mem->type == UXDP_MEM_XSK) {
 		xdp_pool_return(&head, 1);
 	} else {
 		struct uxdp_mem_allocator *a = mem->owner;
@@ -91,3 +96,59 @@ UXDP_EXPORT void uxdp_frame_return_bulk(struct uxdp_frame **frames,
 	if (k)
 		xdp_pool_return(heads, k);
 }
+
+/* Heap memory for copied frames: free() takes it back, on any thread. */
+static void heap_free(struct uxdp_mem_allocator *a, void *hard_start)
+{
+	(void)a;
+	free(hard_start);
+}
+
+static struct uxdp_mem_allocator heap_allocator = { .free = heap_free };
+
+UXDP_EXPORT struct uxdp_frame *uxdp_frame_copy_buff(struct uxdp_buff *buf)
+{
+	const char *data = buf->data, *meta = buf->data_meta;
+	uint32_t len = (uint32_t)((const char *)buf->data_end - data);
+	uint32_t metasize = meta <= data ? (uint32_t)(data - meta) : 0;
+	struct uxdp_rxq_info info = {
+		.dev = buf->rxq->dev,
+		.queue_index = buf->rxq->queue_index,
+		.ifindex = buf->rxq->ifindex,
+		.mem = { .type = UXDP_MEM_ALLOC, .owner = &heap_allocator },
+	};
+	/* The usual headroom, or more for a header and long metadata. */
+	uint32_t hr = (uint32_t)(sizeof(struct uxdp_frame) + metasize + 7) &
+		      ~7U;
+	uint32_t sz;
+	char *mem;
+	struct uxdp_buff b;
+	struct uxdp_frame *f;
+
+	if (hr < UXDP_PACKET_HEADROOM)
+		hr = UXDP_PACKET_HEADROOM;
+	sz = hr + len + UXDP_FRAME_TAILROOM;
+	/* malloc()ed memory is 16-byte aligned: the header goes at its
+	 * start, which is what the allocator's free() gets back. */
+	mem = malloc(sz);
+	if (!mem)
+		return NULL;
+	b = (struct uxdp_buff){
+		.data_hard_start = mem,
+		.data = mem + hr,
+		.data_end = mem + hr + len,
+		.data_meta = mem + hr - metasize,
+		.rxq = &info,
+		.frame_sz = sz,
+		.flags = buf->flags,
+	};
+	memcpy(b.data_meta, data - metasize, metasize + len);
+	f = uxdp_buff_to_frame(&b);
+	if (!f) {
+		free(mem);
+		return NULL;
+	}
+	uxdp_buff_return(buf);
+	return f;
+}
+

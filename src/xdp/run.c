@@ -275,7 +275,8 @@ static inline void ret_buff(struct uxdp_xdp_cpu *cpu, struct uxdp_buff *buf)
 	/* Made from a frame: its header names the owner. */
 	if (mem->type == UXDP_MEM_FRAME)
 		mem = &((struct uxdp_frame *)buf->data_hard_start)->mem;
-	if (unlikely(mem->type != UXDP_MEM_POOL)) {
+	if (unlikely(mem->type != UXDP_MEM_POOL &&
+		     mem->type != UXDP_MEM_XSK)) {
 		uxdp_buff_return(buf);
 		return;
 	}
@@ -299,8 +300,12 @@ void xdp_poll_end(struct uxdp_xdp_cpu *cpu,
 	cpu->tx_bq.on_list = false;
 	for (bq = cpu->flush_list; bq; bq = next) {
 		next = bq->next;
-		if (bq != &cpu->tx_bq)
+		if (bq != &cpu->tx_bq) {
 			bq_flush(bq, UXDP_XMIT_FLUSH);
+			/* A socket publishes what this poll gave it. */
+			if (bq->target->flush)
+				bq->target->flush(bq->target);
+		}
 		bq->on_list = false;
 		bq->next = NULL;
 	}
@@ -347,7 +352,7 @@ UXDP_EXPORT uint32_t uxdp_redirect_target(struct uxdp_xdp_target *t)
  * (sent or not); the rare verdicts go straight to the stats.
  */
 struct run_counts {
-	uint64_t packets, bytes, pass, drop, aborted;
+	uint64_t packets, bytes, pass, drop, aborted, rcv, rcv_err;
 };
 
 static inline void counts_flush(struct uxdp_rxq_stats *st,
@@ -361,6 +366,40 @@ static inline void counts_flush(struct uxdp_rxq_stats *st,
 		stat_add(&st->drop, c->drop);
 	if (c->aborted)
 		stat_add(&st->aborted, c->aborted);
+	if (c->rcv)
+		stat_add(&st->redirect, c->rcv);
+	if (c->rcv_err)
+		stat_add(&st->redirect_err, c->rcv_err);
+}
+
+/*
+ * A redirect to a target that takes buffers (a socket): no frame, no bulk
+ * queue; the target goes on the thread's flush list (its per-thread bulk
+ * queue, empty, is the list node) so that it publishes at the poll's end.
+ */
+static inline void run_rcv(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
+			   struct uxdp_xdp_target *t, struct uxdp_buff *buf,
+			   struct run_counts *c)
+{
+	struct uxdp_bq *bq = &t->bqs[cpu->id];
+	int r = t->rcv(t, buf);
+
+	if (unlikely(r < 0)) {
+		c->rcv_err++;
+		ret_buff(cpu, buf);
+		return;
+	}
+	c->rcv++;
+	if (r)
+		ret_buff(cpu, buf);
+	if (!bq->on_list) {
+		bq->target = t;
+		bq->rxq = rxq;
+		bq->is_tx = false;
+		bq->on_list = true;
+		bq->next = cpu->flush_list;
+		cpu->flush_list = bq;
+	}
 }
 
 static inline __attribute__((always_inline)) uint32_t
@@ -393,6 +432,10 @@ run_one(struct uxdp_xdp_cpu *cpu, struct uxdp_xdp_rxq *rxq,
 		if (unlikely(!t)) {
 			stat_inc(&st->redirect_no_target);
 			goto drop;
+		}
+		if (t->rcv) {
+			run_rcv(cpu, rxq, t, buf, c);
+			return UXDP_REDIRECT;
 		}
 		f = uxdp_buff_to_frame(buf);
 		if (unlikely(!f))

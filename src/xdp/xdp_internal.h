@@ -9,7 +9,7 @@
 
 /*
  * Something frames can be transmitted to in bulk: a device (the dev layer
- * embeds one per device), later a socket. xmit follows the kernel's
+ * embeds one per device), or a socket (rcv below). xmit follows the kernel's
  * ndo_xdp_xmit rule (5.13+): it sends frames in order, stops at the first it
  * cannot send, and returns how many it sent, or a negative errno if it sent
  * none; it frees nothing. The caller returns frames [sent, n) exactly once.
@@ -18,6 +18,17 @@
 struct uxdp_xdp_target {
 	int (*xmit)(struct uxdp_xdp_target *t, int n,
 		    struct uxdp_frame **frames, uint32_t flags);
+	/*
+	 * A target that takes buffers as they are (an AF_XDP socket, the
+	 * kernel's xsk_rcv): a redirect to it calls this instead of making a
+	 * frame. Returns 0 if it kept the buffer, 1 if the caller gives the
+	 * buffer back (the target copied it, or dropped it and counted the
+	 * drop itself), or -errno if it refused it (redirect_err). flush
+	 * runs once at the end of every poll that called rcv (the kernel's
+	 * xsk_flush from xdp_do_flush). NULL for devices.
+	 */
+	int (*rcv)(struct uxdp_xdp_target *t, struct uxdp_buff *buf);
+	void (*flush)(struct uxdp_xdp_target *t);
 	/* Frames per bulk queue for this target, 1..UXDP_BULK_SIZE
 	 * (1 = no bulking: one xmit call per frame). */
 	uint32_t bulk;

@@ -272,16 +272,21 @@ static bool tx_metadata(const struct uxdp_xsk *xsk, const void *umem_pkt,
 
 /* ---- receive: the socket as a redirect target ----------------------------------- */
 
-/* Publish what the poll produced, and wake an application that waits. */
-static void xsk_flush(struct uxdp_xsk *xsk)
+/*
+ * The end of a poll that gave the socket packets (the kernel's xsk_flush):
+ * publish the RX ring and the fill ring's consumer, then wake an
+ * application that armed the fd.
+ */
+static void xsk_target_flush(struct uxdp_xdp_target *t)
 {
+	struct uxdp_xsk *xsk = target_xsk(t);
 	uint64_t one = 1;
 
+	uxdp_pool_flush(xsk->pool);
 	if (xsk->rx_prod.cached_prod == *xsk->rx_prod.producer)
 		return;
 	uxdp_ring_prod_publish(&xsk->rx_prod);		/* B, pairs with C */
-	uxdp_pool_flush(xsk->pool);
-	/* The other half of uxdp_xsk_poll's handshake: the producer was
+	/* The other half of uxdp_xsk_arm's handshake: the producer was
 	 * published before this exchange, which orders it. */
 	if (__atomic_exchange_n(&xsk->armed, 0, __ATOMIC_SEQ_CST))
 		if (write(xsk->efd, &one, sizeof(one)) < 0) {
@@ -290,103 +295,87 @@ static void xsk_flush(struct uxdp_xsk *xsk)
 }
 
 /*
- * One frame into the RX ring. Returns true if it was delivered (its memory
- * now the application's), false if it was dropped and counted; either way
- * the caller is done with it, and @ret says whether the original still
- * needs returning.
+ * One redirected buffer into the RX ring (the kernel's xsk_rcv). Zero-copy
+ * (a buffer of the socket's own pool): the buffer itself becomes the
+ * descriptor, at wherever the program left the packet. Otherwise the
+ * metadata and packet are copied into a chunk from the fill ring, at the
+ * kernel's offsets (data at hard_start + 256, metadata right before).
+ * Returns 0 (kept), 1 (the caller gives the buffer back: copied, or dropped
+ * and counted as the kernel counts it), or -EINVAL for a buffer that was
+ * not received on the socket's queue.
  */
-static bool xsk_rcv_one(struct uxdp_xsk *xsk, struct uxdp_frame *f,
-			bool *ret)
+static int xsk_target_rcv(struct uxdp_xdp_target *t, struct uxdp_buff *buf)
 {
-	struct uxdp_buff *head, *buf;
+	struct uxdp_xsk *xsk = target_xsk(t);
+	const struct uxdp_rxq_info *rxq = buf->rxq;
+	const char *data = buf->data, *meta = buf->data_meta;
+	uint32_t len = (uint32_t)((const char *)buf->data_end - data);
+	uint32_t metasize = meta <= data ? (uint32_t)(data - meta) : 0;
+	struct uxdp_buff *nb;
 	struct uxdp_desc *d;
 	uint32_t idx;
+	uint64_t addr;
 
-	*ret = true;
-	if (f->len + f->metasize > xsk->rx_frame_size) {
+	if (unlikely(rxq->dev != xsk->dev || rxq->queue_index != xsk->queue ||
+		     !xsk->rx_mem))
+		return -EINVAL;
+	if (unlikely(len + metasize > xsk->rx_frame_size)) {
 		xstat_add(&xsk->st.rx_dropped, 1);
-		return false;
+		return 1;
 	}
-	/* Zero-copy: the frame is a buffer of the socket's own pool (the
-	 * queue's driver received into it); hand it over as it is. */
-	if (f->mem.type == UXDP_MEM_POOL &&
-	    uxdp_buff_pool(f->mem.owner) == xsk->pool) {
-		head = f->mem.owner;
-		if (!uxdp_ring_prod_reserve(&xsk->rx_prod, 1, &idx)) {
-			xstat_add(&xsk->st.rx_ring_full, 1);
-			return false;
+	if (rxq->mem.type == UXDP_MEM_XSK) {
+		struct uxdp_buff *head = rxq->mem.owner ? rxq->mem.owner : buf;
+
+		if (likely(uxdp_buff_pool(head) == xsk->pool)) {
+			if (!uxdp_ring_prod_reserve(&xsk->rx_prod, 1, &idx)) {
+				xstat_add(&xsk->st.rx_ring_full, 1);
+				return 1;
+			}
+			/* The program may have moved the packet: the
+			 * handle is taken from where data is now. */
+			head->data = buf->data;
+			addr = uxdp_pool_release(head);
+			if (unlikely(addr == UINT64_MAX)) {
+				/* Not allocated (a pool bug, counted in
+				 * its bad_free): deliver nothing. */
+				uxdp_ring_prod_cancel(&xsk->rx_prod, 1);
+				xstat_add(&xsk->st.rx_dropped, 1);
+				return 0;
+			}
+			d = uxdp_ring_desc(&xsk->rx_prod, idx);
+			d->addr = addr;
+			d->len = len;
+			d->options = 0;
+			return 0;
 		}
-		/* The program may have moved the packet: the descriptor
-		 * points at where the frame says it starts. */
-		head->data = f->data;
-		head->data_end = (char *)f->data + f->len;
-		d = uxdp_ring_desc(&xsk->rx_prod, idx);
-		d->addr = uxdp_pool_release(head);
-		d->len = f->len;
-		d->options = 0;
-		*ret = false;		/* the application has it now */
-		return true;
 	}
-	/* Copy: a chunk from the fill ring, metadata and packet at the
-	 * kernel's offsets (data at hard_start + 256, metadata before). */
-	buf = uxdp_pool_alloc(xsk->pool);
-	if (!buf) {
+	nb = uxdp_pool_alloc(xsk->pool);
+	if (!nb) {
 		xstat_add(&xsk->st.rx_dropped, 1);
-		return false;
+		return 1;
 	}
 	if (!uxdp_ring_prod_reserve(&xsk->rx_prod, 1, &idx)) {
-		uxdp_buff_free(buf);
+		uxdp_buff_free(nb);
 		xstat_add(&xsk->st.rx_ring_full, 1);
-		return false;
+		return 1;
 	}
-	memcpy((char *)buf->data - f->metasize, (char *)f->data - f->metasize,
-	       f->len + f->metasize);
+	memcpy((char *)nb->data - metasize, data - metasize, len + metasize);
 	d = uxdp_ring_desc(&xsk->rx_prod, idx);
-	d->addr = uxdp_pool_release(buf);
-	d->len = f->len;
+	d->addr = uxdp_pool_release(nb);
+	d->len = len;
 	d->options = 0;
-	return true;
+	return 1;
 }
 
-/*
- * A socket target takes every frame it is given: the ones it cannot
- * deliver (too big, RX ring full, no fill entry in copy mode) are counted
- * in the socket's statistics, as the kernel counts them, and returned here.
- * Only frames received on the socket's own queue get in (-EINVAL else).
- */
+/* Frames are never sent to a socket: redirects call xsk_target_rcv. */
 static int xsk_target_xmit(struct uxdp_xdp_target *t, int n,
 			   struct uxdp_frame **frames, uint32_t flags)
 {
-	struct uxdp_xsk *xsk = target_xsk(t);
-	struct uxdp_xdp_cpu *cpu = uxdp_tls_cpu;
-	struct uxdp_frame *back[UXDP_BULK_SIZE];
-	uint32_t nback = 0;
-	int i;
-
-	if (unlikely(flags & ~UXDP_XMIT_FLAGS_MASK))
-		return -EINVAL;
-	if (unlikely(!cpu || !cpu->rxq ||
-		     cpu->rxq->info.dev != xsk->dev ||
-		     cpu->rxq->info.queue_index != xsk->queue ||
-		     !xsk->rx_mem))
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		bool ret;
-
-		xsk_rcv_one(xsk, frames[i], &ret);
-		if (ret) {
-			back[nback++] = frames[i];
-			if (nback == UXDP_BULK_SIZE) {
-				uxdp_frame_return_bulk(back, nback);
-				nback = 0;
-			}
-		}
-	}
-	if (nback)
-		uxdp_frame_return_bulk(back, nback);
-	if (flags & UXDP_XMIT_FLUSH)
-		xsk_flush(xsk);
-	return n;
+	(void)t;
+	(void)n;
+	(void)frames;
+	(void)flags;
+	return -EOPNOTSUPP;
 }
 
 /* ---- copy-mode transmit ------------------------------------------------------------ */
@@ -560,7 +549,7 @@ static short xsk_ready(struct uxdp_xsk *xsk, short events)
 
 UXDP_EXPORT void uxdp_xsk_arm(struct uxdp_xsk *xsk)
 {
-	/* Before the caller's last look at the RX ring; see xsk_flush. */
+	/* Before the caller's last look at the RX ring; see xsk_target_flush. */
 	__atomic_exchange_n(&xsk->armed, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -840,6 +829,8 @@ uxdp_xsk_create(struct uxdp_umem *umem, struct uxdp_dev *dev, uint32_t queue,
 	if (xsk->efd < 0)
 		goto err_free;
 	xsk->target.xmit = xsk_target_xmit;
+	xsk->target.rcv = xsk_target_rcv;
+	xsk->target.flush = xsk_target_flush;
 	if (xdp_target_init(&xsk->target))
 		goto err_free;
 	if (xsk->tx_size) {
