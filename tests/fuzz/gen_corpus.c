@@ -591,6 +591,133 @@ static void gen_prog(void)
 	prog("regress-linked-load", PP_LINKED, N_LOAD, NULL, 0, "");
 }
 
+/* ---- fuzz_xsk ------------------------------------------------------------ */
+
+/* Post chunks [first, first + n) on the fill ring (op 0, kind 2). */
+static void xsk_fill(struct seed *s, unsigned first, unsigned n)
+{
+	unsigned i;
+
+	u8(s, 0);
+	u8(s, n);
+	for (i = 0; i < n; i++) {
+		u8(s, 2);
+		u8(s, first + i);
+	}
+}
+
+/* Queue @n TX descriptors (op 2): mostly-fine ones in chunk c + i,
+ * then one in each of the other shapes. */
+static void xsk_tx(struct seed *s, unsigned c, unsigned n, int unaligned,
+		   unsigned opt)
+{
+	unsigned i;
+
+	u8(s, 2);
+	u8(s, n + 2);
+	for (i = 0; i < n; i++) {
+		u8(s, c + i);
+		u8(s, 2);		/* mostly fine */
+		u8(s, i * 8);		/* offset */
+		if (unaligned)
+			u8(s, 0);	/* no offset in the high bits */
+		u8(s, 12 + i);		/* len 14 + 4 * x */
+		u8(s, opt);
+	}
+	u8(s, c);
+	u8(s, 1);			/* near the chunk's end */
+	u8(s, 32);
+	u16(s, 200);
+	u8(s, 0);
+	u8(s, c);
+	u8(s, 0);			/* anything */
+	u32(s, 0xffffffffu);
+	u32(s, 0x7fffffffu);
+	u32(s, 64);
+	u8(s, 4);
+}
+
+static void xsk_cycle(struct seed *s)
+{
+	u8(s, 4);		/* sendto */
+	u8(s, 5);		/* poll the device */
+	u8(s, 63);
+	u8(s, 7);		/* read RX */
+	u8(s, 63);
+	u8(s, 6);		/* read completions */
+	u8(s, 63);
+	u8(s, 11);		/* check counts, audit */
+}
+
+static void gen_xsk(void)
+{
+	static const struct {
+		const char *name;
+		unsigned mode, chunks, headroom;
+	} cfg[] = {
+		{ "zc-aligned", 1 | 8, 12, 0 },
+		{ "copy-aligned", 0, 12, 8 },
+		{ "zc-unaligned-meta", 1 | 2 | 16, 20, 4 },
+		{ "copy-4k-meta", 4 | 16, 8, 0 },
+	};
+	struct seed s;
+	unsigned i, k;
+
+	for (i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++) {
+		memset(&s, 0, sizeof(s));
+		u8(&s, cfg[i].mode);
+		u8(&s, cfg[i].chunks);
+		u8(&s, cfg[i].headroom);
+		u8(&s, 4 | 4 << 3);		/* 64-entry RX and TX */
+		xsk_fill(&s, 0, 8);
+		for (k = 0; k < 3; k++) {
+			xsk_tx(&s, 8 + k, 4, cfg[i].mode & 2, k & 1 ? 2 : 0);
+			xsk_cycle(&s);
+			xsk_fill(&s, 12 + k * 2, 2);
+		}
+		put("xsk", cfg[i].name, &s);
+	}
+	/* An application that lies about its TX producer and fill slots. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 1);
+	u8(&s, 12);
+	u8(&s, 0);
+	u8(&s, 2 | 2 << 3);
+	xsk_fill(&s, 0, 6);
+	xsk_tx(&s, 6, 3, 0, 0);
+	u8(&s, 9);			/* lie: TX producer */
+	u32(&s, 0x80000000u);
+	u8(&s, 0);
+	u8(&s, 10);			/* overwrite slots */
+	u32(&s, 3);
+	u64(&s, 0xfffffffffffff000ull);
+	u32(&s, 9000);
+	u32(&s, 1);
+	u64(&s, 0x123456789ull);
+	xsk_cycle(&s);
+	xsk_cycle(&s);
+	put("xsk", "liar", &s);
+	/* Found by fuzz_xsk: one unaligned base posted twice became two
+	 * buffers whose frame headers were one, and the second release
+	 * failed (UINT64_MAX on the RX ring). Now a redirect to a socket
+	 * makes no frame. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 1 | 2);			/* zero-copy, unaligned */
+	u8(&s, 12);
+	u8(&s, 0);
+	u8(&s, 4 | 4 << 3);
+	u8(&s, 0);			/* fill: chunk 0, chunk 1, chunk 1 */
+	u8(&s, 3);
+	u8(&s, 2);
+	u8(&s, 0);
+	u8(&s, 2);
+	u8(&s, 1);
+	u8(&s, 1);
+	u8(&s, 1);
+	xsk_cycle(&s);
+	put("xsk", "regress-unaligned-dup-fill", &s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -607,5 +734,6 @@ int main(int argc, char **argv)
 	gen_pool();
 	gen_xdp();
 	gen_prog();
+	gen_xsk();
 	return 0;
 }
