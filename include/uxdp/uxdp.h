@@ -16,5 +16,6 @@
 #include <uxdp/xsk.h>
 #include <uxdp/veth.h>
 #include <uxdp/null.h>
+#include <uxdp/pcap.h>
 
 #endif /* UXDP_UXDP_H */
