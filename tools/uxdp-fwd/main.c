@@ -1,0 +1,1486 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp-fwd: forward packets between two ports, or reflect them on one,
+ * running an XDP-style program on every packet.
+ *
+ *	uxdp-fwd [options] PORT [PORT]
+ *
+ * One port: its program sends every packet back out of it (XDP_TX). Two
+ * ports A and B: A's program redirects to B through a one-slot redirect
+ * map, B's to A, each with its own map. Poll groups (one thread each, one
+ * by default) poll every RX queue; the main thread only waits for a
+ * signal, the stats tick or the end, and prints.
+ *
+ * The file reads top to bottom: options, ports, programs, setup, the run
+ * loop with its output, teardown. Option parsing and the counter plumbing
+ * live in tools/lib/ (params.c, stats.c), shared with the other tools.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <uxdp/uxdp.h>
+/* uxdp_port_parse(): the one parser of port strings, which the options
+ * below edit (--queues, --copy, ...). */
+#include <uxdp/driver.h>
+
+#include "params.h"
+#include "stats.h"
+
+#define PROG_NAME	"uxdp-fwd"
+#define MAX_PORTS	2
+#define MAX_THREADS	64
+/* How often --count is checked, and the run loop's longest sleep. */
+#define COUNT_CHECK_MS	10
+
+/* ---- options ------------------------------------------------------------- */
+
+struct fwd_opts {
+	const char *prog;	/* built-in name or FILE.so:NAME */
+	const char *prog_args;
+	uint64_t duration;	/* ms; 0: until a signal */
+	uint64_t count;		/* packets received; 0: no limit */
+	uint64_t interval;	/* ms between stats lines */
+	uint32_t threads;
+	const char *cpus;
+	uint32_t budget;
+	uint32_t bulk;
+	uint32_t queues;	/* kernel and veth ports only */
+	uint32_t batch;		/* afxdp ports only */
+	uint32_t busy_poll;	/* afxdp ports only */
+	bool copy, zero_copy;	/* afxdp ports only */
+	bool json, quiet, verbose;
+};
+
+#define OPT(name, key, type, field, mv, lo, hi, help) \
+	TPARAM(name, key, type, struct fwd_opts, field, mv, lo, hi, help)
+
+static const struct tparam opt_defs[] = {
+	OPT("prog", 'p', TPARAM_STR, prog, "PROG", 0, 0,
+	    "the program run on every packet: fwd, macswap, drop, count, or "
+	    "FILE.so:NAME, a program built with UXDP_PROG_DEFINE (default "
+	    "fwd)"),
+	OPT("prog-args", 'a', TPARAM_STR, prog_args, "ARGS", 0, 0,
+	    "passed to a FILE.so:NAME program's init (default none)"),
+	OPT("duration", 'd', TPARAM_MSEC, duration, "SECONDS", 0,
+	    365ULL * 86400 * 1000,
+	    "stop after this long, exit status 0 (default 0: run until "
+	    "SIGINT or SIGTERM)"),
+	OPT("count", 'c', TPARAM_U64, count, "N", 0, UINT64_MAX,
+	    "stop once the ports have received N packets in all, each "
+	    "given its verdict; checked every 10 ms, so the totals may show "
+	    "a few more (default 0: no limit)"),
+	OPT("interval", 'i', TPARAM_MSEC, interval, "SECONDS", 100,
+	    3600 * 1000, "seconds between two stats lines (default 1)"),
+	OPT("threads", 't', TPARAM_U32, threads, "N", 1, MAX_THREADS,
+	    "poll threads; the ports' RX queues are dealt round-robin to "
+	    "them (default 1: one thread polls every queue)"),
+	OPT("cpus", 0, TPARAM_STR, cpus, "LIST", 0, 0,
+	    "pin poll thread i to the i-th CPU of LIST (\"0,2-3\"); sets "
+	    "--threads to the number of CPUs listed (default: not pinned)"),
+	OPT("budget", 0, TPARAM_U32, budget, "N", 1, 4096,
+	    "packets polled from one queue at a time before the next queue "
+	    "(default 64, NAPI's)"),
+	OPT("bulk", 0, TPARAM_U32, bulk, "N", 1, UXDP_BULK_SIZE,
+	    "frames per transmit call into the egress port, 1 (no bulking) "
+	    "to 16 (default 16)"),
+	OPT("queues", 0, TPARAM_U32, queues, "N", 1, 256,
+	    "RX queues per port: an afxdp port without @Q gets @0-(N-1), a "
+	    "veth port without queues= gets queues=N; other kinds have no "
+	    "such choice (default: the port's own)"),
+	OPT("batch", 'b', TPARAM_U32, batch, "N", 2, 65536,
+	    "afxdp ports: size of the kernel's RX and TX rings (rx_size=N, "
+	    "tx_size=N), a power of two: the most packets the kernel can "
+	    "batch up between two polls (default: the driver's)"),
+	OPT("busy-poll", 0, TPARAM_U32, busy_poll, "BUDGET", 1, 65535,
+	    "afxdp ports: busy polling, BUDGET packets per busy poll "
+	    "(busy_poll=BUDGET) (default off)"),
+	OPT("copy", 0, TPARAM_FLAG, copy, NULL, 0, 0,
+	    "afxdp ports: copy mode (default: zero-copy where the driver "
+	    "can)"),
+	OPT("zero-copy", 0, TPARAM_FLAG, zero_copy, NULL, 0, 0,
+	    "afxdp ports: zero-copy mode, fail where the driver cannot"),
+	OPT("json", 'j', TPARAM_FLAG, json, NULL, 0, 0,
+	    "JSON lines on stdout: one object per interval, then one with "
+	    "the totals (default: text)"),
+	OPT("quiet", 'q', TPARAM_FLAG, quiet, NULL, 0, 0,
+	    "no header and no per-interval output, only the totals"),
+	OPT("verbose", 'v', TPARAM_FLAG, verbose, NULL, 0, 0,
+	    "every non-zero counter, the set-up on stderr, notes about "
+	    "options that do not apply to a port"),
+	TPARAM_HELP_ROW,
+};
+
+#define NOPTS	(sizeof(opt_defs) / sizeof(opt_defs[0]))
+
+static void more_help(FILE *f);
+
+static struct tparams params = {
+	.prog = PROG_NAME,
+	.synopsis = "[options] PORT [PORT]",
+	.about = "With one PORT, reflect: every packet goes back out of the "
+		 "port it came in on (XDP_TX). With two, forward each way "
+		 "between them (XDP_REDIRECT through a redirect map). The "
+		 "program decides per packet; live stats every interval, "
+		 "totals at the end.",
+	.defs = opt_defs,
+	.ndefs = NOPTS,
+	.more_help = more_help,
+};
+
+/* ---- programs ------------------------------------------------------------ */
+
+/*
+ * What a program on a port needs: where "forward" goes. The other port's
+ * redirect map, or NULL when reflecting (XDP_TX out of the same port).
+ */
+struct fwd_priv {
+	struct uxdp_map *map;
+	struct uxdp_prog *user;	/* a FILE.so:NAME program */
+};
+
+static inline uint32_t forward(const struct fwd_priv *p)
+{
+	/* Slot 0 holds the other port. Were it empty (the port destroyed
+	 * under us), the fallback verdict drops the packet, and the miss
+	 * is counted (redirect_miss). */
+	return p->map ? uxdp_redirect_map(p->map, 0, UXDP_DROP) : UXDP_TX;
+}
+
+static uint32_t prog_fwd(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	return forward(priv);
+}
+
+static uint32_t prog_macswap(struct uxdp_buff *ctx, void *priv)
+{
+	unsigned char *eth = ctx->data, tmp[6];
+
+	if (eth + 14 > (unsigned char *)ctx->data_end)
+		return UXDP_ABORTED;	/* counted: not an Ethernet frame */
+	memcpy(tmp, eth, 6);
+	memcpy(eth, eth + 6, 6);
+	memcpy(eth + 6, tmp, 6);
+	return forward(priv);
+}
+
+static uint32_t prog_drop(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	(void)priv;
+	return UXDP_DROP;
+}
+
+/* The count program's counters: one per RX queue, each written by the
+ * queue's poller only and read by the main thread, on a line of its own
+ * so two pollers do not share one. */
+struct qcount {
+	uint64_t packets;
+	uint64_t bytes;
+} __attribute__((aligned(UXDP_CACHE_LINE)));
+
+static uint32_t prog_count(struct uxdp_buff *ctx, void *priv)
+{
+	struct qcount *c = priv;
+	uint64_t len = (uint64_t)((char *)ctx->data_end - (char *)ctx->data);
+
+	/* One writer: a plain add would do, but the main thread reads
+	 * while this runs, so both sides use (relaxed) atomics. */
+	__atomic_store_n(&c->packets, c->packets + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->bytes, c->bytes + len, __ATOMIC_RELAXED);
+	return UXDP_DROP;
+}
+
+/*
+ * A program from a shared object: its verdicts are carried out as they
+ * are, except PASS. A forwarder has no stack to pass a packet to, so PASS
+ * means "let it through": forwarded to the other port, or reflected. A
+ * program that drops what it does not like and passes the rest is a
+ * filter between the two ports.
+ */
+static uint32_t prog_file(struct uxdp_buff *ctx, void *priv)
+{
+	const struct fwd_priv *p = priv;
+	uint32_t v = uxdp_prog_run(p->user, ctx);
+
+	return v == UXDP_PASS ? forward(p) : v;
+}
+
+enum prog_id { PROG_FWD, PROG_MACSWAP, PROG_DROP, PROG_COUNT, PROG_FILE };
+
+static const struct {
+	const char *name;
+	uxdp_prog_fn fn;
+	const char *help;
+} builtin_progs[] = {
+	[PROG_FWD] = { "fwd", prog_fwd,
+		       "forward to the other port, or reflect (XDP_TX) on "
+		       "one" },
+	[PROG_MACSWAP] = { "macswap", prog_macswap,
+			   "swap the Ethernet source and destination, then "
+			   "forward as fwd does" },
+	[PROG_DROP] = { "drop", prog_drop, "drop every packet" },
+	[PROG_COUNT] = { "count", prog_count,
+			 "count packets and bytes per port (in the "
+			 "program), then drop" },
+};
+
+#define NBUILTIN	(sizeof(builtin_progs) / sizeof(builtin_progs[0]))
+
+/* ---- state --------------------------------------------------------------- */
+
+struct port {
+	const char *spec;		/* as given */
+	char str[UXDP_PORT_STR_MAX];	/* with the options applied */
+	char kind[UXDP_PORT_KIND_MAX];
+	struct uxdp_dev *dev;
+	/* Opening a veth port makes the pair: the other end is ours to
+	 * destroy too (unless it is the other port). */
+	struct uxdp_dev *veth_peer;
+	struct uxdp_map *map;		/* holds the other port */
+	struct fwd_priv priv;
+	struct qcount *counts;		/* --prog count: one per RX queue */
+	uint32_t nrxq;
+
+	/* Output: the counters at the previous tick, and at the end. */
+	struct tdev_counters last;
+	struct tdev_counters total;
+	struct tstat_set pool;		/* pool counters at the end */
+	struct uxdp_dev_audit audit;
+	int audit_err;
+};
+
+enum stop_reason {
+	STOP_NONE,
+	STOP_SIGNAL,
+	STOP_DURATION,
+	STOP_COUNT,
+	STOP_OUTPUT,
+};
+
+struct fwd {
+	struct fwd_opts o;
+	enum prog_id prog_id;
+	char prog_file[UXDP_PORT_STR_MAX];	/* FILE of FILE.so:NAME */
+	const char *prog_name;			/* NAME of FILE.so:NAME */
+	struct uxdp_prog *user;			/* loaded from prog_file */
+
+	struct port ports[MAX_PORTS];
+	unsigned int nports;
+	struct tdev_names names;
+
+	int cpus[MAX_THREADS];
+	unsigned int ncpus;
+	struct uxdp_poll_group *groups[MAX_THREADS];
+	unsigned int ngroups;		/* running */
+	unsigned int nthreads;		/* as set up, for the output */
+
+	int sigfd;
+	enum stop_reason stop;
+	int stop_sig;
+	int out_err;			/* errno of a failed write to stdout */
+	uint64_t t_start, t_last, t_end;
+	uint64_t seq;			/* intervals printed */
+};
+
+/* ---- messages ------------------------------------------------------------ */
+
+static void __attribute__((format(printf, 1, 2))) warn_msg(const char *fmt,
+							   ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG_NAME ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+note(const struct fwd *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!f->o.verbose)
+		return;
+	fprintf(stderr, PROG_NAME ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* A port syntax, cut before a '[' where it would pass column 79. */
+static void put_syntax(FILE *f, const char *s, size_t len)
+{
+	size_t col = 2, i = 0;
+
+	fprintf(f, "  ");
+	while (i < len) {
+		size_t n = 1;
+
+		while (i + n < len && s[i + n] != '[')
+			n++;
+		if (col > 2 && col + n > 79) {
+			fprintf(f, "\n    ");
+			col = 4;
+		}
+		fwrite(s + i, 1, n, f);
+		col += n;
+		i += n;
+	}
+	fputc('\n', f);
+}
+
+static void more_help(FILE *f)
+{
+	char kinds[256], *k, *save = NULL;
+	unsigned int i;
+
+	fprintf(f, "ports (KIND:ARG[,key[=value]...]), the kinds built in:\n");
+	uxdp_port_kinds(kinds, sizeof(kinds));
+	for (k = strtok_r(kinds, ", ", &save); k;
+	     k = strtok_r(NULL, ", ", &save)) {
+		const char *u = uxdp_port_usage(k), *gap;
+
+		if (!u)
+			u = k;
+		/* "syntax  what it is": the syntax on lines of its own. */
+		gap = strstr(u, "  ");
+		put_syntax(f, u, gap ? (size_t)(gap - u) : strlen(u));
+		if (gap) {
+			fprintf(f, "%6s", "");
+			tparams_wrap(f, 6, 6, gap);
+		}
+	}
+	fprintf(f, "\nprograms (--prog):\n");
+	for (i = 0; i < NBUILTIN; i++) {
+		fprintf(f, "  %-13s", builtin_progs[i].name);
+		tparams_wrap(f, 15, 15, builtin_progs[i].help);
+	}
+	fprintf(f, "  FILE.so:NAME\n%15s", "");
+	tparams_wrap(f, 15, 15, "the program NAME of FILE (a path with '/', "
+		     "or a name the dynamic loader searches for): DROP, TX, "
+		     "ABORTED and REDIRECT are carried out as they are, PASS "
+		     "forwards (or reflects)");
+	fprintf(f, "\noutput:\n  ");
+	tparams_wrap(f, 2, 2, "Per interval and port: rx/s received, fwd/s "
+		     "sent on by the program (XDP_TX or XDP_REDIRECT), tx/s "
+		     "sent out of the port, drop/s lost to a verdict or an "
+		     "error, and the mean RX batch (packets per poll that "
+		     "found any). Non-zero drop reasons always show; -v "
+		     "shows every non-zero counter. Totals at the end.");
+	fprintf(f, "\nexit status:\n  ");
+	tparams_wrap(f, 2, 2, "0 stopped by SIGINT, SIGTERM, SIGHUP, "
+		     "--duration or --count; 1 a port, program or thread "
+		     "could not be set up, or the output could not be "
+		     "written; 2 bad usage.");
+	fprintf(f, "\nexamples:\n"
+		"  " PROG_NAME " afxdp:eth0 afxdp:eth1\n"
+		"  " PROG_NAME " --prog macswap afxdp:eth0@0\n"
+		"  " PROG_NAME " --prog ./filter.so:udp_only afxdp:eth0 "
+		"afxdp:eth1\n"
+		"  " PROG_NAME " --count 5M null:gen,count=5M null:sink,sink\n"
+		"\nSee uxdp-fwd(1).\n");
+}
+
+/* ---- parsing what the table cannot check --------------------------------- */
+
+/* --prog: a built-in name, or FILE.so:NAME (split at the last ':'). */
+static void parse_prog(struct fwd *f)
+{
+	const char *spec = f->o.prog ? f->o.prog : "fwd";
+	const char *colon;
+	unsigned int i;
+
+	for (i = 0; i < NBUILTIN; i++) {
+		if (!strcmp(spec, builtin_progs[i].name)) {
+			f->prog_id = (enum prog_id)i;
+			if (f->o.prog_args)
+				tparams_fail(&params, "--prog-args: the "
+					     "built-in program '%s' takes no "
+					     "arguments", spec);
+			return;
+		}
+	}
+	colon = strrchr(spec, ':');
+	if (!colon)
+		tparams_fail(&params, "--prog '%s': not a built-in program "
+			     "(fwd, macswap, drop, count) nor FILE.so:NAME",
+			     spec);
+	if (colon == spec || !colon[1])
+		tparams_fail(&params, "--prog '%s': want FILE.so:NAME, with "
+			     "both parts", spec);
+	if ((size_t)(colon - spec) >= sizeof(f->prog_file))
+		tparams_fail(&params, "--prog: file name longer than %zu "
+			     "characters", sizeof(f->prog_file) - 1);
+	memcpy(f->prog_file, spec, (size_t)(colon - spec));
+	f->prog_file[colon - spec] = '\0';
+	f->prog_name = colon + 1;
+	f->prog_id = PROG_FILE;
+}
+
+/* --cpus 0,2-3: each must be one this process may run on. */
+static void parse_cpus(struct fwd *f)
+{
+	const char *p = f->o.cpus;
+	cpu_set_t allowed;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		CPU_ZERO(&allowed);
+	while (*p) {
+		char *end;
+		unsigned long a, b, c;
+
+		if (*p < '0' || *p > '9')
+			goto bad;
+		a = strtoul(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				goto bad;
+			b = strtoul(end + 1, &end, 10);
+		}
+		if (b < a || b >= CPU_SETSIZE)
+			goto bad;
+		for (c = a; c <= b; c++) {
+			if (!CPU_ISSET(c, &allowed))
+				tparams_fail(&params, "--cpus: CPU %lu is not "
+					     "one this process may run on", c);
+			if (f->ncpus == MAX_THREADS)
+				tparams_fail(&params, "--cpus: more than %d "
+					     "CPUs", MAX_THREADS);
+			f->cpus[f->ncpus++] = (int)c;
+		}
+		if (*end == ',' && end[1])
+			end++;
+		else if (*end)
+			goto bad;
+		p = end;
+	}
+	if (!f->ncpus)
+		goto bad;
+	if (tparams_given(&params, "threads") && f->o.threads != f->ncpus)
+		tparams_fail(&params, "--threads %u but --cpus lists %u CPU%s",
+			     f->o.threads, f->ncpus, f->ncpus == 1 ? "" : "s");
+	f->o.threads = f->ncpus;
+	return;
+bad:
+	tparams_fail(&params, "--cpus '%s': want a list like 0,2-3 of CPU "
+		     "numbers", f->o.cpus);
+}
+
+/* ---- ports: the options that belong to a port kind ----------------------- */
+
+/*
+ * The kernel-port options become the port's own parameters: the afxdp
+ * kind takes afxdp:IFNAME[@Q|@Q1-Q2][,copy|,zerocopy][,busy_poll=N]
+ * [,rx_size=N][,tx_size=N], veth takes queues=N. What a port says itself
+ * wins over an option. An option that applies to no port at all is an
+ * error: the user asked for something that cannot happen. One that
+ * applies to one port but not the other is noted with -v.
+ */
+enum port_opt { PO_QUEUES, PO_COPY, PO_BATCH, PO_BUSY_POLL, PO_N };
+
+static const char *const po_name[PO_N] = {
+	[PO_QUEUES] = "queues",
+	[PO_COPY] = "copy",		/* or zero-copy */
+	[PO_BATCH] = "batch",
+	[PO_BUSY_POLL] = "busy-poll",
+};
+
+struct port_edit {
+	char head[UXDP_PORT_STR_MAX];	/* KIND:ARG[@queues] */
+	char tail[UXDP_PORT_STR_MAX];	/* ,params (the port's, then ours) */
+};
+
+static void edit_append(struct port *pt, struct port_edit *e,
+			const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void edit_append(struct port *pt, struct port_edit *e,
+			const char *fmt, ...)
+{
+	size_t len = strlen(e->tail);
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(e->tail + len, sizeof(e->tail) - len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(e->tail) - len)
+		tparams_fail(&params, "port '%s': too long with the options' "
+			     "parameters added", pt->spec);
+}
+
+static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
+{
+	const struct fwd_opts *o = &f->o;
+	struct uxdp_port parsed;
+	struct port_edit e = { { 0 } };
+	const char *rest;
+	char kinds[256];
+	bool afxdp, veth;
+	int n;
+
+	if (uxdp_port_parse(pt->spec, &parsed))
+		tparams_fail(&params, "%s", uxdp_errmsg());
+	if (!uxdp_port_usage(parsed.kind)) {
+		uxdp_port_kinds(kinds, sizeof(kinds));
+		tparams_fail(&params, "port '%s': unknown kind '%s' (built in: "
+			     "%s)", pt->spec, parsed.kind, kinds);
+	}
+	snprintf(pt->kind, sizeof(pt->kind), "%s", parsed.kind);
+	afxdp = !strcmp(parsed.kind, "afxdp");
+	veth = !strcmp(parsed.kind, "veth");
+
+	/* What follows KIND:ARG in the string given: the port's params. */
+	rest = pt->spec + strlen(parsed.kind) + 1 + strlen(parsed.arg);
+	snprintf(e.head, sizeof(e.head), "%s:%s", parsed.kind, parsed.arg);
+	snprintf(e.tail, sizeof(e.tail), "%s", rest);
+
+	if (o->queues) {
+		if (afxdp && strchr(parsed.arg, '@')) {
+			applies[PO_QUEUES] = true;
+			note(f, "port %s names its queues; --queues left out "
+			     "for it", pt->spec);
+		} else if (afxdp) {
+			size_t len = strlen(e.head);
+
+			applies[PO_QUEUES] = true;
+			if (o->queues == 1)
+				n = snprintf(e.head + len, sizeof(e.head) - len,
+					     "@0");
+			else
+				n = snprintf(e.head + len, sizeof(e.head) - len,
+					     "@0-%u", o->queues - 1);
+			if (n < 0 || (size_t)n >= sizeof(e.head) - len)
+				tparams_fail(&params, "port '%s': too long",
+					     pt->spec);
+		} else if (veth) {
+			applies[PO_QUEUES] = true;
+			if (uxdp_port_get(&parsed, "queues"))
+				note(f, "port %s sets queues itself; --queues "
+				     "left out for it", pt->spec);
+			else
+				edit_append(pt, &e, ",queues=%u", o->queues);
+		} else {
+			note(f, "--queues does not apply to %s port %s",
+			     parsed.kind, pt->spec);
+		}
+	}
+	if (o->copy || o->zero_copy) {
+		if (!afxdp) {
+			note(f, "--%s does not apply to %s port %s",
+			     o->copy ? "copy" : "zero-copy", parsed.kind,
+			     pt->spec);
+		} else {
+			applies[PO_COPY] = true;
+			if (uxdp_port_get(&parsed, "copy") ||
+			    uxdp_port_get(&parsed, "zerocopy"))
+				note(f, "port %s chooses copy or zero-copy "
+				     "itself; --%s left out for it", pt->spec,
+				     o->copy ? "copy" : "zero-copy");
+			else
+				edit_append(pt, &e, ",%s",
+					    o->copy ? "copy" : "zerocopy");
+		}
+	}
+	if (o->batch) {
+		if (!afxdp) {
+			note(f, "--batch does not apply to %s port %s",
+			     parsed.kind, pt->spec);
+		} else {
+			applies[PO_BATCH] = true;
+			if (!uxdp_port_get(&parsed, "rx_size"))
+				edit_append(pt, &e, ",rx_size=%u", o->batch);
+			if (!uxdp_port_get(&parsed, "tx_size"))
+				edit_append(pt, &e, ",tx_size=%u", o->batch);
+		}
+	}
+	if (o->busy_poll) {
+		if (!afxdp) {
+			note(f, "--busy-poll does not apply to %s port %s",
+			     parsed.kind, pt->spec);
+		} else {
+			applies[PO_BUSY_POLL] = true;
+			if (uxdp_port_get(&parsed, "busy_poll"))
+				note(f, "port %s sets busy_poll itself; "
+				     "--busy-poll left out for it", pt->spec);
+			else
+				edit_append(pt, &e, ",busy_poll=%u",
+					    o->busy_poll);
+		}
+	}
+	n = snprintf(pt->str, sizeof(pt->str), "%s%s", e.head, e.tail);
+	if (n < 0 || (size_t)n >= sizeof(pt->str))
+		tparams_fail(&params, "port '%s': too long with the options' "
+			     "parameters added", pt->spec);
+}
+
+static void parse_ports(struct fwd *f, int argc, char **argv, int first)
+{
+	bool applies[PO_N] = { false };
+	bool wanted[PO_N];
+	unsigned int i;
+
+	if (first >= argc)
+		tparams_fail(&params, "no PORT given (one to reflect, two to "
+			     "forward between)");
+	if (argc - first > MAX_PORTS)
+		tparams_fail(&params, "%d ports given: one to reflect, two to "
+			     "forward between ('%s' is one too many)",
+			     argc - first, argv[first + MAX_PORTS]);
+	f->nports = (unsigned int)(argc - first);
+	wanted[PO_QUEUES] = f->o.queues;
+	wanted[PO_COPY] = f->o.copy || f->o.zero_copy;
+	wanted[PO_BATCH] = f->o.batch;
+	wanted[PO_BUSY_POLL] = f->o.busy_poll;
+	for (i = 0; i < f->nports; i++) {
+		f->ports[i].spec = argv[first + i];
+		port_prepare(f, &f->ports[i], applies);
+	}
+	for (i = 0; i < PO_N; i++) {
+		const char *name = po_name[i];
+
+		if (i == PO_COPY && f->o.zero_copy)
+			name = "zero-copy";
+		if (wanted[i] && !applies[i])
+			tparams_fail(&params, "--%s applies to %s ports only, "
+				     "and no port is one", name,
+				     i == PO_QUEUES ? "afxdp and veth" :
+				     "afxdp");
+	}
+}
+
+static void parse_args(struct fwd *f, int argc, char **argv)
+{
+	int first;
+
+	first = tparams_parse(&params, argc, argv, &f->o);
+	if (f->o.copy && f->o.zero_copy)
+		tparams_fail(&params, "--copy and --zero-copy exclude each "
+			     "other");
+	if (f->o.batch & (f->o.batch - 1))
+		tparams_fail(&params, "--batch: %u is not a power of two",
+			     f->o.batch);
+	if (!f->o.interval)
+		f->o.interval = 1000;
+	if (!f->o.threads)
+		f->o.threads = 1;
+	if (f->o.cpus)
+		parse_cpus(f);
+	parse_prog(f);
+	parse_ports(f, argc, argv, first);
+}
+
+/* ---- signals ------------------------------------------------------------- */
+
+/*
+ * Never runs: the signals are blocked in every thread and read from a
+ * signalfd. It is there for a process started in the background by a
+ * shell, which inherits SIGINT ignored: Linux keeps a blocked signal
+ * pending even when ignored, so the signalfd would see it anyway, but
+ * POSIX leaves that open. With a handler the disposition is ours,
+ * whatever was inherited, and no SIGINT is thrown away at generation.
+ */
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+static int setup_signals(struct fwd *f)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t set;
+	unsigned int i;
+
+	/*
+	 * Blocked first: a signal arriving between here and the signalfd
+	 * waits, rather than meeting the old disposition. Blocked before
+	 * any poll thread exists, which inherits the mask: only the
+	 * signalfd ever takes these signals.
+	 */
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&set, sigs[i]);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &sa, NULL))
+			return -errno;
+	/* A reader gone (| head) is a write error to report and a clean
+	 * teardown, not death by SIGPIPE with ports attached. */
+	signal(SIGPIPE, SIG_IGN);
+	f->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return f->sigfd < 0 ? -errno : 0;
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+static int open_ports(struct fwd *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nports; i++) {
+		struct port *pt = &f->ports[i];
+
+		pt->dev = uxdp_dev_open(pt->str, NULL);
+		if (!pt->dev) {
+			warn_msg("port '%s': %s", pt->str, *uxdp_errmsg() ?
+				 uxdp_errmsg() : strerror(errno));
+			return -1;
+		}
+		pt->nrxq = uxdp_dev_num_rxq(pt->dev);
+		if (!strcmp(uxdp_dev_kind(pt->dev), "veth"))
+			pt->veth_peer = uxdp_veth_peer(pt->dev);
+		note(f, "port %s: device %s (%s), %u RX / %u TX queues",
+		     pt->str, uxdp_dev_name(pt->dev), uxdp_dev_kind(pt->dev),
+		     pt->nrxq, uxdp_dev_num_txq(pt->dev));
+	}
+	if (f->nports == 2 && f->ports[0].dev == f->ports[1].dev) {
+		warn_msg("ports '%s' and '%s' are the same device, %s",
+			 f->ports[0].spec, f->ports[1].spec,
+			 uxdp_dev_name(f->ports[0].dev));
+		/* Destroyed once, at teardown, with its peer. */
+		f->ports[1].dev = NULL;
+		f->ports[1].veth_peer = NULL;
+		return -1;
+	}
+	for (i = 0; i < f->nports; i++) {
+		struct port *pt = &f->ports[i];
+		unsigned int j;
+
+		/* "veth:a,peer=b veth:b": b is both a's peer and a port. */
+		for (j = 0; j < f->nports; j++)
+			if (pt->veth_peer == f->ports[j].dev)
+				pt->veth_peer = NULL;
+	}
+	if (tdev_names_read(f->ports[0].dev, &f->names)) {
+		warn_msg("the library's counters are not the ones in its "
+			 "headers (%s): a mismatched libuxdp?",
+			 *uxdp_errmsg() ? uxdp_errmsg() : "stats walk");
+		return -1;
+	}
+	return 0;
+}
+
+static int attach(struct port *pt, uint32_t q, const char *name,
+		  uxdp_prog_fn fn, void *priv)
+{
+	struct uxdp_prog *prog = uxdp_prog_create(name, fn, priv);
+	int err;
+
+	if (!prog) {
+		warn_msg("program %s: %s", name, uxdp_errmsg());
+		return -1;
+	}
+	err = uxdp_dev_attach_prog(pt->dev, q, prog);
+	/* The device holds its own reference. */
+	uxdp_prog_put(prog);
+	if (err) {
+		warn_msg("%s: attaching %s: %s", uxdp_dev_name(pt->dev), name,
+			 *uxdp_errmsg() ? uxdp_errmsg() : strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_progs(struct fwd *f)
+{
+	unsigned int i;
+	uint32_t q;
+
+	if (f->prog_id == PROG_FILE) {
+		f->user = uxdp_prog_load(f->prog_file, f->prog_name,
+					 f->o.prog_args);
+		if (!f->user) {
+			warn_msg("--prog %s:%s: %s", f->prog_file,
+				 f->prog_name, *uxdp_errmsg() ?
+				 uxdp_errmsg() : strerror(errno));
+			return -1;
+		}
+	}
+	for (i = 0; i < f->nports; i++) {
+		struct port *pt = &f->ports[i];
+		struct port *other = &f->ports[f->nports - 1 - i];
+
+		if (f->nports == 2) {
+			pt->map = uxdp_map_create(1);
+			if (!pt->map ||
+			    uxdp_map_update(pt->map, 0,
+					    uxdp_dev_target(other->dev))) {
+				warn_msg("redirect map: %s", uxdp_errmsg());
+				return -1;
+			}
+		}
+		pt->priv.map = pt->map;
+		pt->priv.user = f->user;
+		/* The egress port's transmit calls: one per --bulk frames. */
+		if (f->o.bulk)
+			uxdp_dev_set_bulk(other->dev, f->o.bulk);
+
+		if (f->prog_id == PROG_COUNT) {
+			/* calloc() would not keep the cache-line alignment. */
+			if (posix_memalign((void **)&pt->counts,
+					   UXDP_CACHE_LINE,
+					   pt->nrxq * sizeof(*pt->counts))) {
+				pt->counts = NULL;
+				warn_msg("out of memory");
+				return -1;
+			}
+			memset(pt->counts, 0, pt->nrxq * sizeof(*pt->counts));
+			/* Per queue: each counter has one writer. */
+			for (q = 0; q < pt->nrxq; q++)
+				if (attach(pt, q, "count", prog_count,
+					   &pt->counts[q]))
+					return -1;
+		} else if (f->prog_id == PROG_FILE) {
+			if (attach(pt, UXDP_ALL_QUEUES, f->prog_name,
+				   prog_file, &pt->priv))
+				return -1;
+		} else {
+			if (attach(pt, UXDP_ALL_QUEUES,
+				   builtin_progs[f->prog_id].name,
+				   builtin_progs[f->prog_id].fn, &pt->priv))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int setup_groups(struct fwd *f)
+{
+	unsigned int i, npairs = 0, maxq = 0, g;
+	uint32_t q;
+	int err;
+
+	for (i = 0; i < f->nports; i++) {
+		npairs += f->ports[i].nrxq;
+		if (f->ports[i].nrxq > maxq)
+			maxq = f->ports[i].nrxq;
+	}
+	f->ngroups = f->o.threads;
+	if (f->ngroups > npairs) {
+		warn_msg("%u poll threads asked for, but the ports have %u RX "
+			 "queue%s: using %u", f->ngroups, npairs,
+			 npairs == 1 ? "" : "s", npairs);
+		f->ngroups = npairs;
+	}
+	for (g = 0; g < f->ngroups; g++) {
+		UXDP_DECLARE_OPTS(uxdp_poll_group_opts, go,
+				  .budget = (int)f->o.budget);
+
+		if (f->ncpus) {
+			go.flags = UXDP_THREAD_F_PIN;
+			go.cpu = f->cpus[g];
+		}
+		f->groups[g] = uxdp_poll_group_create(&go);
+		if (!f->groups[g]) {
+			warn_msg("poll group: %s", *uxdp_errmsg() ?
+				 uxdp_errmsg() : strerror(errno));
+			return -1;
+		}
+	}
+	/*
+	 * Queue-major, round-robin: with two ports and two threads, each
+	 * port gets a thread of its own; with more queues, queue i of every
+	 * port lands on the same thread, so both directions share its load.
+	 */
+	g = 0;
+	for (q = 0; q < maxq; q++) {
+		for (i = 0; i < f->nports; i++) {
+			struct port *pt = &f->ports[i];
+
+			if (q >= pt->nrxq)
+				continue;
+			err = uxdp_poll_group_add(f->groups[g], pt->dev, q);
+			if (err) {
+				warn_msg("poll %s queue %u: %s",
+					 uxdp_dev_name(pt->dev), q,
+					 *uxdp_errmsg() ? uxdp_errmsg() :
+					 strerror(-err));
+				return -1;
+			}
+			note(f, "thread %u%s polls %s queue %u", g,
+			     f->ncpus ? " (pinned)" : "",
+			     uxdp_dev_name(pt->dev), q);
+			g = (g + 1) % f->ngroups;
+		}
+	}
+	f->nthreads = f->ngroups;
+	for (g = 0; g < f->ngroups; g++) {
+		err = uxdp_poll_group_start(f->groups[g]);
+		if (err) {
+			warn_msg("starting poll thread %u: %s", g,
+				 *uxdp_errmsg() ? uxdp_errmsg() :
+				 strerror(-err));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int setup(struct fwd *f)
+{
+	unsigned int i;
+	int err;
+
+	if (open_ports(f) || setup_progs(f))
+		return -1;
+	for (i = 0; i < f->nports; i++) {
+		err = uxdp_dev_up(f->ports[i].dev);
+		if (err) {
+			warn_msg("%s: up: %s", uxdp_dev_name(f->ports[i].dev),
+				 *uxdp_errmsg() ? uxdp_errmsg() :
+				 strerror(-err));
+			return -1;
+		}
+	}
+	return setup_groups(f);
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+/* Lost to a verdict or an error: every frame received ends in exactly one
+ * of pass, pass_dropped, drop, tx, redirect, aborted, no_prog, tx_err,
+ * redirect_err, redirect_no_target, frame_err (uxdp_rxq_stats). */
+static uint64_t rx_lost(const struct uxdp_rxq_stats *rx)
+{
+	return rx->pass_dropped + rx->drop + rx->aborted + rx->no_prog +
+	       rx->tx_err + rx->redirect_err + rx->redirect_no_target +
+	       rx->frame_err;
+}
+
+static uint64_t rx_fwd(const struct uxdp_rxq_stats *rx)
+{
+	return rx->tx + rx->redirect;
+}
+
+static double rx_batch(const struct uxdp_rxq_stats *rx)
+{
+	return rx->polls ? (double)rx->packets / (double)rx->polls : 0.0;
+}
+
+/* The drop reasons shown whenever they are not zero. */
+static const struct {
+	const char *label;
+	bool tx;		/* in uxdp_txq_stats */
+	size_t off;
+} reasons[] = {
+#define RX_REASON(f) { #f, false, offsetof(struct uxdp_rxq_stats, f) }
+#define TX_REASON(f) { "txq_" #f, true, offsetof(struct uxdp_txq_stats, f) }
+	RX_REASON(drop),
+	RX_REASON(aborted),
+	RX_REASON(tx_err),
+	RX_REASON(redirect_err),
+	RX_REASON(redirect_miss),
+	RX_REASON(redirect_no_target),
+	RX_REASON(no_prog),
+	RX_REASON(frame_err),
+	RX_REASON(pass_dropped),
+	RX_REASON(drained),
+	TX_REASON(full),
+	TX_REASON(too_big),
+	TX_REASON(down),
+	TX_REASON(bad_flags),
+#undef RX_REASON
+#undef TX_REASON
+};
+
+static uint64_t reason_value(const struct tdev_counters *c, unsigned int i)
+{
+	const char *base = reasons[i].tx ? (const char *)&c->tx :
+					   (const char *)&c->rx;
+	uint64_t v;
+
+	memcpy(&v, base + reasons[i].off, sizeof(v));
+	return v;
+}
+
+/*
+ * One port's line: rx/s, fwd/s, tx/s, drop/s and the mean RX batch over
+ * @ns; with @ns == 0, plain totals. Then the non-zero drop reasons and,
+ * with -v, every non-zero counter.
+ */
+static void print_port_text(const struct fwd *f, const char *name,
+			    const struct tdev_counters *d, uint64_t ns)
+{
+	const char *unit = ns ? "/s" : "";
+	char a[32], b[32], c[32], e[32];
+	unsigned int i, shown = 0;
+
+#define FMT(buf, v) (ns ? tstats_fmt_rate(buf, sizeof(buf), v, ns) : \
+		     tstats_fmt_count(buf, sizeof(buf), v))
+	printf("%-10s %13s rx%-2s %13s fwd%-2s %13s tx%-2s %11s drop%-2s "
+	       "%5.1f batch\n", name, FMT(a, d->rx.packets), unit,
+	       FMT(b, rx_fwd(&d->rx)), unit, FMT(c, d->tx.packets), unit,
+	       FMT(e, rx_lost(&d->rx)), unit, rx_batch(&d->rx));
+	for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		uint64_t v = reason_value(d, i);
+
+		if (!v)
+			continue;
+		printf("%s %s %s%s", shown++ ? "," : "  drops:",
+		       reasons[i].label, FMT(a, v), unit);
+	}
+	if (shown)
+		putchar('\n');
+	if (!f->o.verbose)
+		return;
+	for (i = 0; i < TDEV_NRX; i++) {
+		uint64_t v = tdev_rx_field(d, i);
+
+		if (v)
+			printf("  rx.%-20s %15s%s\n", f->names.rx[i],
+			       FMT(a, v), unit);
+	}
+	for (i = 0; i < TDEV_NTX; i++) {
+		uint64_t v = tdev_tx_field(d, i);
+
+		if (v)
+			printf("  tx.%-20s %15s%s\n", f->names.tx[i],
+			       FMT(a, v), unit);
+	}
+#undef FMT
+}
+
+/* "rx":{"packets":1,...},"tx":{...}: every counter, by the library's
+ * names. */
+static void print_counters_json(const struct fwd *f,
+				const struct tdev_counters *d)
+{
+	unsigned int i;
+
+	printf("\"rx\":{");
+	for (i = 0; i < TDEV_NRX; i++) {
+		printf("%s", i ? "," : "");
+		tjson_str(stdout, f->names.rx[i]);
+		printf(":%llu", (unsigned long long)tdev_rx_field(d, i));
+	}
+	printf("},\"tx\":{");
+	for (i = 0; i < TDEV_NTX; i++) {
+		printf("%s", i ? "," : "");
+		tjson_str(stdout, f->names.tx[i]);
+		printf(":%llu", (unsigned long long)tdev_tx_field(d, i));
+	}
+	printf("}");
+}
+
+static void print_port_json_head(const struct port *pt)
+{
+	printf("{\"name\":");
+	tjson_str(stdout, uxdp_dev_name(pt->dev));
+	printf(",\"kind\":");
+	tjson_str(stdout, uxdp_dev_kind(pt->dev));
+	printf(",\"port\":");
+	tjson_str(stdout, pt->str);
+}
+
+/* A line of output went out, or the run stops. */
+static void check_output(struct fwd *f)
+{
+	int err = tstats_flush(stdout);
+
+	if (err && !f->out_err) {
+		f->out_err = err;
+		f->stop = STOP_OUTPUT;
+	}
+}
+
+static void print_interval(struct fwd *f, uint64_t now)
+{
+	uint64_t ns = now - f->t_last;
+	unsigned int i, shown = 0;
+
+	f->seq++;
+	if (f->o.json)
+		printf("{\"type\":\"interval\",\"seq\":%llu,\"time_s\":%.3f,"
+		       "\"interval_s\":%.6f,\"ports\":[",
+		       (unsigned long long)f->seq,
+		       (double)(now - f->t_start) / 1e9, (double)ns / 1e9);
+	for (i = 0; i < f->nports; i++) {
+		struct port *pt = &f->ports[i];
+		struct tdev_counters now_c, d;
+
+		if (tdev_counters_read(pt->dev, &now_c))
+			continue;	/* bad queue: cannot happen here */
+		tdev_counters_sub(&now_c, &pt->last, &d);
+		pt->last = now_c;
+		if (!f->o.json) {
+			print_port_text(f, uxdp_dev_name(pt->dev), &d, ns);
+			continue;
+		}
+		printf("%s", shown++ ? "," : "");
+		print_port_json_head(pt);
+		printf(",\"rx_pps\":%.1f,\"fwd_pps\":%.1f,\"tx_pps\":%.1f,"
+		       "\"drop_pps\":%.1f,\"rx_batch\":%.2f,",
+		       tstats_rate(d.rx.packets, ns),
+		       tstats_rate(rx_fwd(&d.rx), ns),
+		       tstats_rate(d.tx.packets, ns),
+		       tstats_rate(rx_lost(&d.rx), ns), rx_batch(&d.rx));
+		print_counters_json(f, &d);
+		printf("}");
+	}
+	if (f->o.json)
+		printf("]}\n");
+	f->t_last = now;
+	check_output(f);
+}
+
+static const char *stop_name(const struct fwd *f)
+{
+	switch (f->stop) {
+	case STOP_SIGNAL:
+		return f->stop_sig == SIGINT ? "SIGINT" :
+		       f->stop_sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+	case STOP_DURATION:
+		return "duration";
+	case STOP_COUNT:
+		return "count";
+	case STOP_OUTPUT:
+		return "output error";
+	case STOP_NONE:
+		break;
+	}
+	return "setup";
+}
+
+static void print_header(const struct fwd *f)
+{
+	const char *prog = f->prog_id == PROG_FILE ? f->o.prog :
+			   builtin_progs[f->prog_id].name;
+	char n[32];
+
+	if (f->o.json || f->o.quiet)
+		return;
+	if (f->nports == 1)
+		printf(PROG_NAME ": reflecting on %s with %s",
+		       uxdp_dev_name(f->ports[0].dev), prog);
+	else
+		printf(PROG_NAME ": forwarding %s <-> %s with %s",
+		       uxdp_dev_name(f->ports[0].dev),
+		       uxdp_dev_name(f->ports[1].dev), prog);
+	printf(", %u poll thread%s", f->nthreads, f->nthreads == 1 ? "" : "s");
+	if (f->o.count)
+		printf(", until %s packets",
+		       tstats_fmt_count(n, sizeof(n), f->o.count));
+	if (f->o.duration)
+		printf(", for %llu.%03llu s",
+		       (unsigned long long)f->o.duration / 1000,
+		       (unsigned long long)f->o.duration % 1000);
+	printf("; Ctrl-C stops\n");
+}
+
+/* The totals, read after the poll threads stopped and the ports went
+ * down: final, and they add up. */
+static void print_totals(struct fwd *f, uint64_t ns)
+{
+	uint64_t received = 0, forwarded = 0, lost = 0, passed = 0;
+	char a[32], b[32], c[32], r[32];
+	unsigned int i, j;
+
+	for (i = 0; i < f->nports; i++) {
+		const struct uxdp_rxq_stats *rx = &f->ports[i].total.rx;
+
+		received += rx->packets;
+		forwarded += rx_fwd(rx);
+		lost += rx_lost(rx);
+		passed += rx->pass;
+	}
+	if (!f->o.json) {
+		printf("totals after %.3f s (stopped by %s):\n",
+		       (double)ns / 1e9, stop_name(f));
+		for (i = 0; i < f->nports; i++) {
+			struct port *pt = &f->ports[i];
+
+			print_port_text(f, uxdp_dev_name(pt->dev), &pt->total,
+					0);
+			if (pt->counts) {
+				uint64_t p = 0, bytes = 0;
+
+				for (j = 0; j < pt->nrxq; j++) {
+					p += pt->counts[j].packets;
+					bytes += pt->counts[j].bytes;
+				}
+				printf("  counted %s packets, %s bytes\n",
+				       tstats_fmt_count(a, sizeof(a), p),
+				       tstats_fmt_count(b, sizeof(b), bytes));
+			}
+			for (j = 0; f->o.verbose && j < pt->pool.n; j++)
+				if (pt->pool.s[j].value)
+					printf("  pool.%-18s %15s\n",
+					       pt->pool.s[j].name,
+					       tstats_fmt_count(a, sizeof(a),
+						pt->pool.s[j].value));
+			if (f->o.verbose && !pt->audit_err &&
+			    pt->audit.pools)
+				printf("  audit: %u chunks, %u in flight, %u "
+				       "misplaced\n", pt->audit.chunks,
+				       pt->audit.in_flight,
+				       pt->audit.misplaced);
+		}
+		printf("received %s, forwarded %s (%s pps), dropped %s\n",
+		       tstats_fmt_count(a, sizeof(a), received),
+		       tstats_fmt_count(b, sizeof(b), forwarded),
+		       tstats_fmt_rate(r, sizeof(r), forwarded, ns),
+		       tstats_fmt_count(c, sizeof(c), lost));
+		check_output(f);
+		return;
+	}
+	printf("{\"type\":\"totals\",\"elapsed_s\":%.6f,\"stop\":",
+	       (double)ns / 1e9);
+	tjson_str(stdout, stop_name(f));
+	printf(",\"prog\":");
+	tjson_str(stdout, f->prog_id == PROG_FILE ? f->o.prog :
+		  builtin_progs[f->prog_id].name);
+	printf(",\"mode\":\"%s\",\"threads\":%u,\"received\":%llu,"
+	       "\"forwarded\":%llu,\"passed\":%llu,\"dropped\":%llu,"
+	       "\"fwd_pps\":%.1f,\"ports\":[",
+	       f->nports == 1 ? "reflect" : "forward", f->nthreads,
+	       (unsigned long long)received, (unsigned long long)forwarded,
+	       (unsigned long long)passed, (unsigned long long)lost,
+	       tstats_rate(forwarded, ns));
+	for (i = 0; i < f->nports; i++) {
+		struct port *pt = &f->ports[i];
+
+		printf("%s", i ? "," : "");
+		print_port_json_head(pt);
+		printf(",\"rx_batch\":%.2f,", rx_batch(&pt->total.rx));
+		print_counters_json(f, &pt->total);
+		printf(",\"pool\":{");
+		for (j = 0; j < pt->pool.n; j++) {
+			printf("%s", j ? "," : "");
+			tjson_str(stdout, pt->pool.s[j].name);
+			printf(":%llu",
+			       (unsigned long long)pt->pool.s[j].value);
+		}
+		printf("}");
+		if (pt->counts) {
+			uint64_t p = 0, bytes = 0;
+
+			for (j = 0; j < pt->nrxq; j++) {
+				p += pt->counts[j].packets;
+				bytes += pt->counts[j].bytes;
+			}
+			printf(",\"counted\":{\"packets\":%llu,\"bytes\":%llu}",
+			       (unsigned long long)p,
+			       (unsigned long long)bytes);
+		}
+		if (!pt->audit_err)
+			printf(",\"audit\":{\"pools\":%u,\"chunks\":%u,"
+			       "\"in_flight\":%u,\"misplaced\":%u}",
+			       pt->audit.pools, pt->audit.chunks,
+			       pt->audit.in_flight, pt->audit.misplaced);
+		printf("}");
+	}
+	printf("]}\n");
+	check_output(f);
+}
+
+/* ---- the run loop -------------------------------------------------------- */
+
+static uint64_t rx_total(const struct fwd *f)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < f->nports; i++)
+		n += tdev_rx_packets(f->ports[i].dev);
+	return n;
+}
+
+/*
+ * Wait for the next thing to do: a signal, the stats tick, the end of
+ * --duration, or (with --count) the next count check. The poll threads do
+ * the work; this thread only reads their counters.
+ */
+static void run(struct fwd *f)
+{
+	uint64_t interval = f->o.interval * 1000000ULL;
+	uint64_t next_tick, now;
+	unsigned int i;
+
+	for (i = 0; i < f->nports; i++)
+		tdev_counters_read(f->ports[i].dev, &f->ports[i].last);
+	f->t_start = f->t_last = tstats_now_ns();
+	next_tick = f->t_start + interval;
+	f->t_end = f->o.duration ? f->t_start + f->o.duration * 1000000ULL :
+				   0;
+	while (f->stop == STOP_NONE) {
+		struct pollfd pfd = { .fd = f->sigfd, .events = POLLIN };
+		uint64_t wake = next_tick;
+		struct signalfd_siginfo si;
+		int timeout_ms;
+
+		now = tstats_now_ns();
+		if (f->t_end && f->t_end < wake)
+			wake = f->t_end;
+		if (f->o.count && now + COUNT_CHECK_MS * 1000000ULL < wake)
+			wake = now + COUNT_CHECK_MS * 1000000ULL;
+		timeout_ms = wake > now ?
+			     (int)((wake - now + 999999) / 1000000) : 0;
+		if (poll(&pfd, 1, timeout_ms) > 0 &&
+		    read(f->sigfd, &si, sizeof(si)) == sizeof(si)) {
+			f->stop = STOP_SIGNAL;
+			f->stop_sig = (int)si.ssi_signo;
+			break;
+		}
+		now = tstats_now_ns();
+		/* The last interval is printed before a stop at the same
+		 * moment (--duration 2 -i 1: two lines, then totals). */
+		if (now >= next_tick) {
+			if (!f->o.quiet)
+				print_interval(f, now);
+			/* After a stall, the next line comes an interval
+			 * from now, not in a burst. */
+			next_tick += interval;
+			if (next_tick <= now)
+				next_tick = now + interval;
+		}
+		if (f->stop != STOP_NONE)
+			break;
+		if (f->o.count && rx_total(f) >= f->o.count)
+			f->stop = STOP_COUNT;
+		else if (f->t_end && now >= f->t_end)
+			f->stop = STOP_DURATION;
+	}
+}
+
+/* ---- teardown ------------------------------------------------------------ */
+
+/*
+ * In an order that leaves nothing behind: the poll threads first (nothing
+ * polls or transmits any more), then every port down (frames queued to a
+ * port come home, counted in its drained), then the final counters and the
+ * audit, then the devices (their drivers detach what they attached), the
+ * maps (no program uses them once the devices are gone) and the loaded
+ * program.
+ */
+static void stop_groups(struct fwd *f)
+{
+	unsigned int g;
+
+	for (g = 0; g < f->ngroups; g++)
+		uxdp_poll_group_destroy(f->groups[g]);
+	f->ngroups = 0;
+}
+
+/* The pool counters by name (rx and tx are in pt->total already). */
+static void pool_counters_read(struct port *pt)
+{
+	struct tstat_set all;
+	uint32_t i;
+
+	pt->pool.n = 0;
+	if (tstat_set_read(pt->dev, &all))
+		return;
+	for (i = 0; i < all.n; i++)
+		if (!strcmp(all.s[i].scope, "pool"))
+			pt->pool.s[pt->pool.n++] = all.s[i];
+}
+
+static void collect_totals(struct fwd *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nports; i++) {
+		struct port *pt = &f->ports[i];
+
+		if (pt->dev)
+			uxdp_dev_down(pt->dev);
+	}
+	for (i = 0; i < f->nports; i++) {
+		struct port *pt = &f->ports[i];
+		uint64_t sum;
+		int n;
+
+		tdev_counters_read(pt->dev, &pt->total);
+		pool_counters_read(pt);
+		n = uxdp_dev_audit(pt->dev, &pt->audit);
+		pt->audit_err = n < 0;
+		if (n < 0)
+			warn_msg("%s: audit: %s", uxdp_dev_name(pt->dev),
+				 uxdp_errmsg());
+		else if (pt->audit.misplaced)
+			warn_msg("WARNING: %s: %u of %u buffers misplaced "
+				 "(in no place or in two): a libuxdp bug, "
+				 "please report it", uxdp_dev_name(pt->dev),
+				 pt->audit.misplaced, pt->audit.chunks);
+		/* Every received frame ends in exactly one outcome. */
+		sum = pt->total.rx.pass + rx_fwd(&pt->total.rx) +
+		      rx_lost(&pt->total.rx);
+		if (sum != pt->total.rx.packets)
+			warn_msg("WARNING: %s: %llu packets received but %llu "
+				 "outcomes counted: a libuxdp bug",
+				 uxdp_dev_name(pt->dev),
+				 (unsigned long long)pt->total.rx.packets,
+				 (unsigned long long)sum);
+	}
+}
+
+static void teardown(struct fwd *f)
+{
+	unsigned int i;
+
+	stop_groups(f);
+	for (i = 0; i < f->nports; i++) {
+		uxdp_dev_destroy(f->ports[i].dev);
+		uxdp_dev_destroy(f->ports[i].veth_peer);
+		f->ports[i].dev = NULL;
+	}
+	for (i = 0; i < f->nports; i++) {
+		uxdp_map_destroy(f->ports[i].map);
+		free(f->ports[i].counts);
+	}
+	if (f->user)
+		uxdp_prog_put(f->user);
+	if (f->sigfd >= 0)
+		close(f->sigfd);
+}
+
+int main(int argc, char **argv)
+{
+	static struct fwd f = { .sigfd = -1 };
+	uint64_t ns;
+	int err, ret = 0;
+
+	parse_args(&f, argc, argv);
+	err = setup_signals(&f);
+	if (err) {
+		warn_msg("signals: %s", strerror(-err));
+		return 1;
+	}
+	if (setup(&f)) {
+		teardown(&f);
+		return 1;
+	}
+	print_header(&f);
+	check_output(&f);
+	run(&f);
+	ns = tstats_now_ns() - f.t_start;
+	stop_groups(&f);
+	collect_totals(&f);
+	if (!f.out_err)
+		print_totals(&f, ns);
+	teardown(&f);
+	if (!f.out_err && fclose(stdout))
+		f.out_err = errno ? errno : EIO;
+	if (f.out_err) {
+		warn_msg("writing output: %s", strerror(f.out_err));
+		ret = 1;
+	}
+	return ret;
+}
