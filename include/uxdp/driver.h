@@ -127,6 +127,14 @@ struct uxdp_rxq_info *uxdp_dev_rxq_info(struct uxdp_dev *dev, uint32_t q);
 
 /* Errors: uxdp_set_error() and uxdp_clear_error() in <uxdp/common.h>. */
 
+/*
+ * Messages (warnings a driver cannot return as an error: a queue without a
+ * socket, a fallback taken) go through the application's print callback
+ * (uxdp_set_print); the default prints UXDP_WARN to stderr.
+ */
+void uxdp_pr(enum uxdp_print_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* ---- Receive: the driver's poll ---------------------------------------------- */
 
 /*

@@ -17,5 +17,6 @@
 #include <uxdp/veth.h>
 #include <uxdp/null.h>
 #include <uxdp/pcap.h>
+#include <uxdp/afxdp.h>
 
 #endif /* UXDP_UXDP_H */

@@ -61,7 +61,7 @@ UXDP_EXPORT uxdp_print_fn_t uxdp_set_print(uxdp_print_fn_t fn)
 	return old;
 }
 
-void uxdp_pr(enum uxdp_print_level level, const char *fmt, ...)
+UXDP_EXPORT void uxdp_pr(enum uxdp_print_level level, const char *fmt, ...)
 {
 	uxdp_print_fn_t fn = print_fn;
 	va_list ap;
