@@ -164,7 +164,7 @@ struct uxdp_pool *uxdp_dev_pool(struct uxdp_dev *dev, uint32_t q);
 /* Where the chunks of a device's own pools are (uxdp_dev_audit). */
 struct uxdp_dev_audit {
 	uint32_t pools;		/* distinct pools of the device's queues */
-	uint32_t chunks;	/* UMEM chunks in them */
+	uint32_t chunks;	/* chunks of the UMEMs they use */
 	/* Allocated: frames in flight (another device's ring, a bulk queue,
 	 * a socket, the application's hands). */
 	uint32_t in_flight;
@@ -173,11 +173,13 @@ struct uxdp_dev_audit {
 };
 
 /*
- * Account for every buffer of the device's own pools (uxdp_pool_audit() on
- * each): at a quiescent point, with nothing polling the device, every chunk
- * must be in exactly one place. Fills *@a (may be NULL) and returns the
- * number of misplaced chunks (0 is the answer a test wants), or -EINVAL,
- * -ENOMEM. A device without pools of its own reports zeros.
+ * Account for every buffer of the device's own pools: uxdp_umem_audit() on
+ * each UMEM they use, which covers every pool on that UMEM (other queues'
+ * and, for a UMEM shared with other devices, theirs too: they must be
+ * quiescent as well). At a quiescent point, with nothing polling, every
+ * chunk must be in exactly one place. Fills *@a (may be NULL) and returns
+ * the number of misplaced chunks (0 is the answer a test wants), or
+ * -EINVAL, -ENOMEM. A device without pools of its own reports zeros.
  */
 int uxdp_dev_audit(struct uxdp_dev *dev, struct uxdp_dev_audit *a);
 

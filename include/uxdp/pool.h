@@ -136,7 +136,8 @@ int uxdp_pool_destroy(struct uxdp_pool *pool);
  * Destroy @pool as soon as every buffer is back: at once if none is out,
  * otherwise when the last one is returned, from whatever thread returns it
  * (the kernel's page_pool release). With UXDP_POOL_RETIRE_UMEM the pool's
- * UMEM is destroyed with it. For a driver whose device goes away while its
+ * UMEM is destroyed with it, or, when other pools share the UMEM, with the
+ * last of them to go (whichever thread that happens on). For a driver whose device goes away while its
  * buffers still travel as frames elsewhere (in another device's ring, a
  * socket): they come home later and are counted in the pool's stats until
  * the pool is gone. From this call on, nobody owns the pool: it must not be

@@ -506,23 +506,41 @@ UXDP_EXPORT __cold int uxdp_dev_audit(struct uxdp_dev *dev,
 		return uxdp_fail(EINVAL, "dev: NULL device");
 	for (q = 0; q < dev->nrxq; q++) {
 		struct uxdp_pool *pool = uxdp_dev_pool(dev, q);
+		struct uxdp_umem *umem;
 		uint32_t n;
 		uint8_t *where;
+		int r;
 
 		if (!pool)
 			continue;
 		/* Queues may share a pool: count each once. */
-		for (k = 0; k < q; k++)
-			if (uxdp_dev_pool(dev, k) == pool)
+		for (k = 0; k < q && uxdp_dev_pool(dev, k) != pool; k++)
+			;
+		if (k == q)
+			a.pools++;
+		/* And pools a UMEM (shared UMEM, possibly with other
+		 * devices): audit each UMEM once, all of its pools
+		 * together, or the chunks another pool holds would look
+		 * lost. */
+		umem = uxdp_pool_umem(pool);
+		for (k = 0; k < q; k++) {
+			struct uxdp_pool *o = uxdp_dev_pool(dev, k);
+
+			if (o && uxdp_pool_umem(o) == umem)
 				break;
+		}
 		if (k < q)
 			continue;
-		n = uxdp_umem_nchunks(uxdp_pool_umem(pool));
-		where = malloc(n ? n : 1);
+		n = uxdp_umem_nchunks(umem);
+		where = calloc(n ? n : 1, 1);
 		if (!where)
 			return uxdp_fail(ENOMEM, "dev %s: audit: out of memory",
 					 dev->name);
-		uxdp_pool_audit(pool, where);
+		r = uxdp_umem_audit(umem, where);
+		if (r < 0) {
+			free(where);
+			return r;
+		}
 		for (i = 0; i < n; i++) {
 			/* Exactly one bit, and never a chunk seen twice. */
 			if (!where[i] || (where[i] & (where[i] - 1)))
@@ -531,7 +549,6 @@ UXDP_EXPORT __cold int uxdp_dev_audit(struct uxdp_dev *dev,
 				a.in_flight++;
 		}
 		free(where);
-		a.pools++;
 		a.chunks += n;
 	}
 	if (out)

@@ -253,6 +253,7 @@ static void pool_teardown(struct uxdp_pool *p)
 	struct uxdp_umem *umem = p->umem;
 	uint32_t flags = p->retire_flags;
 	struct uxdp_pool **pp;
+	bool last;
 
 	/* Entries consumed from the fill ring become visible as consumed. */
 	uxdp_ring_cons_publish(&p->fq);
@@ -267,9 +268,19 @@ static void pool_teardown(struct uxdp_pool *p)
 		umem->rings_taken = false;	/* kept for the next pool */
 	else
 		pool_rings_free(&p->own_rings);
+	/*
+	 * A UMEM shared by several retiring pools goes with the last of
+	 * them. Decided here, under the lock: the last pools may finish on
+	 * different threads at once, and only one may destroy it.
+	 */
+	if (flags & UXDP_POOL_RETIRE_UMEM)
+		umem->retire = true;
+	last = umem->retire && !umem->npools;
+	if (last)
+		umem->retire = false;
 	pthread_mutex_unlock(&umem->lock);
 	pool_free_mem(p);
-	if (flags & UXDP_POOL_RETIRE_UMEM)
+	if (last)
 		uxdp_umem_destroy(umem);
 }
 

@@ -49,6 +49,9 @@ struct uxdp_umem {
 	struct uxdp_pool *pools;
 	uint32_t npools;
 	bool rings_taken;		/* a pool uses the UMEM's own pair */
+	/* A pool retired with UXDP_POOL_RETIRE_UMEM: the last pool to go
+	 * destroys the UMEM (under lock). */
+	bool retire;
 };
 
 /*
