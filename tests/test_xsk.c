@@ -1085,6 +1085,57 @@ static uint32_t t_sum16(const unsigned char *p, uint32_t len)
 }
 
 /*
+ * A valid descriptor longer than the device sends (veth MTU 1500: 1518
+ * with the header and a VLAN tag): dropped, its address completes in
+ * order, the kick ends there with -EBUSY and the device counts it
+ * too_big; the packets after it go with the next kick. The kernel does
+ * the same (the skb is freed, sendto says -EBUSY); without it the TX ring
+ * would wait on that descriptor forever.
+ */
+static void test_tx_copy_too_big(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_xsk_opts, xo, .flags = UXDP_XSK_F_NO_RX);
+	struct uxdp_umem *u = t_umem(16, 4096, 0, 0);
+	struct uxdp_dev *a, *b;
+	struct t_txrig t = { .umem = u, .chunk = 4096, .nchunks = 16 };
+	char na[UXDP_IFNAMSIZ], nb[UXDP_IFNAMSIZ];
+	struct uxdp_desc d[4] = {
+		{ 0, 1500, 0 }, { 4096, 1519, 0 }, { 8192, 1518, 0 },
+		{ 12288, 64, 0 },
+	};
+	uint64_t comp[8];
+
+	(void)state;
+	assert_int_equal(uxdp_veth_create(t_name(na, "xTa"), t_name(nb, "xTb"),
+					  NULL, &a, &b), 0);
+	assert_int_equal(uxdp_dev_mtu(a), 1500);
+	t_attach(b, t_prog_capture, NULL);
+	assert_int_equal(uxdp_dev_up(a), 0);
+	assert_int_equal(uxdp_dev_up(b), 0);
+	t.dev = a;
+	t.xsk = uxdp_xsk_create(u, a, 0, &xo);
+	assert_non_null(t.xsk);
+	t_tx_put(&t, d, 4);
+	assert_int_equal(uxdp_xsk_sendto(t.xsk), -EBUSY);
+	assert_int_equal(t_comp(&t, comp, 8), 2);
+	assert_int_equal(comp[0], 0);
+	assert_int_equal(comp[1], 4096);
+	assert_int_equal(t_tx(a).too_big, 1);
+	assert_int_equal(t_tx(a).packets, 1);
+	assert_int_equal(uxdp_xsk_sendto(t.xsk), 0);
+	assert_int_equal(t_comp(&t, comp, 8), 2);
+	assert_int_equal(comp[0], 8192);
+	assert_int_equal(comp[1], 12288);
+	assert_int_equal(t_tx(a).packets, 3);
+	assert_int_equal(t_st(t.xsk).tx_invalid_descs, 0);
+	uxdp_dev_down(a);
+	assert_int_equal(uxdp_xsk_destroy(t.xsk), 0);
+	uxdp_dev_destroy(a);
+	uxdp_dev_destroy(b);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+}
+
+/*
  * TX metadata: a checksum request is carried out (the packet that leaves
  * sums to 0xffff over the range); a request that does not fit the packet
  * makes the descriptor invalid; so does metadata before the UMEM. Copy
@@ -1679,6 +1730,7 @@ int main(void)
 		cmocka_unit_test(test_zc_frames_are_copies),
 		cmocka_unit_test(test_tx_copy_batches),
 		cmocka_unit_test(test_tx_copy_veth),
+		cmocka_unit_test(test_tx_copy_too_big),
 		T_COPY(test_tx_csum),
 		T_ZC(test_tx_csum),
 		cmocka_unit_test(test_tx_zc),

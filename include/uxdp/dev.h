@@ -101,6 +101,13 @@ const char *uxdp_dev_kind(const struct uxdp_dev *dev);
 uint32_t uxdp_dev_ifindex(const struct uxdp_dev *dev);
 uint32_t uxdp_dev_num_rxq(const struct uxdp_dev *dev);
 uint32_t uxdp_dev_num_txq(const struct uxdp_dev *dev);
+/*
+ * The largest packet the device transmits, Ethernet header not counted
+ * (the kernel's dev->mtu): a frame longer than mtu + 18 (the header and a
+ * VLAN tag) is refused by xdp_xmit and dropped by a socket's transmit.
+ * 0: no limit (null, pcap).
+ */
+uint32_t uxdp_dev_mtu(const struct uxdp_dev *dev);
 
 /*
  * Bring the device up / down. up returns 0 or -errno from the driver, and

@@ -125,6 +125,10 @@ void *uxdp_dev_priv(const struct uxdp_dev *dev);
  */
 struct uxdp_rxq_info *uxdp_dev_rxq_info(struct uxdp_dev *dev, uint32_t q);
 
+/* The MTU the device enforces on transmit (uxdp_dev_mtu), if any: set it
+ * at create and when it changes. */
+void uxdp_dev_set_mtu(struct uxdp_dev *dev, uint32_t mtu);
+
 /* Errors: uxdp_set_error() and uxdp_clear_error() in <uxdp/common.h>. */
 
 /*

@@ -156,8 +156,10 @@ uint32_t uxdp_xsk_queue(const struct uxdp_xsk *xsk);
  * The kernel's sendto() on the socket: in copy mode, transmit up to
  * UXDP_XSK_TX_BATCH descriptors from the TX ring now; in zero-copy mode,
  * wake the driver. Returns 0, -EAGAIN (descriptors are left: the device
- * took fewer, or the completion ring is full: kick again), -ENETDOWN,
- * -ENOBUFS (no TX ring), -EBADF (socket gone from its device).
+ * took fewer, or the completion ring is full: kick again), -EBUSY (a
+ * packet longer than the device's MTU + 18 was dropped: its address is
+ * on the completion ring, the call stopped after it; the kernel's answer
+ * too), -ENETDOWN, -ENOBUFS (no TX ring).
  */
 int uxdp_xsk_sendto(struct uxdp_xsk *xsk);
 

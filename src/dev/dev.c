@@ -300,6 +300,16 @@ UXDP_EXPORT uint32_t uxdp_dev_num_txq(const struct uxdp_dev *dev)
 	return dev->ntxq;
 }
 
+UXDP_EXPORT uint32_t uxdp_dev_mtu(const struct uxdp_dev *dev)
+{
+	return __atomic_load_n(&dev->mtu, __ATOMIC_RELAXED);
+}
+
+UXDP_EXPORT void uxdp_dev_set_mtu(struct uxdp_dev *dev, uint32_t mtu)
+{
+	__atomic_store_n(&dev->mtu, mtu, __ATOMIC_RELAXED);
+}
+
 /* ---- state, programs, handlers ------------------------------------------------------ */
 
 UXDP_EXPORT int uxdp_dev_up(struct uxdp_dev *dev)

@@ -47,6 +47,7 @@ struct uxdp_dev {
 	struct dev_rxq *rxq;
 	struct dev_txq *txq;
 	uint32_t up;
+	uint32_t mtu;			/* uxdp_dev_set_mtu(); 0: no limit */
 	struct uxdp_xdp_target target;
 	void *priv;
 };

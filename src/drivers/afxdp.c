@@ -2025,6 +2025,7 @@ static int afx_open(struct uxdp_dev *dev)
 			goto out_ns;
 		}
 		priv->mtu = fi.mtu;
+		uxdp_dev_set_mtu(dev, fi.mtu);
 		for (i = 0; i < priv->nq; i++)
 			priv->q[i]->max_len = fi.mtu + AFX_VLAN_ETH_HLEN;
 	}
@@ -2399,6 +2400,7 @@ uxdp_afxdp_create(const char *name, const struct uxdp_afxdp_opts *opts)
 		return NULL;
 	priv = afx_priv(dev);
 	*priv = tmp;
+	uxdp_dev_set_mtu(dev, tmp.mtu);
 	pthread_mutex_lock(&afx_lock);
 	afx_quiet_begin(&qt);
 	err = afx_ns_self(&priv->ns);

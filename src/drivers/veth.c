@@ -255,6 +255,7 @@ static int veth_setup(struct uxdp_dev *dev, uint32_t nrq, uint32_t ring_size,
 	priv->nrq = nrq;
 	priv->ring_size = ring_size;
 	priv->max_len = mtu + VLAN_ETH_HLEN;
+	uxdp_dev_set_mtu(dev, mtu);
 	if (posix_memalign((void **)&priv->rq, UXDP_CACHE_LINE,
 			   nrq * sizeof(*priv->rq)))
 		return uxdp_set_error(ENOMEM, "veth: out of memory");

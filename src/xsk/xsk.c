@@ -435,6 +435,12 @@ static int xsk_tx_copy(struct uxdp_xsk *xsk)
 	 * descriptors came before it, for a rewind to it. */
 	uint32_t at[UXDP_XSK_TX_BATCH], inv_before[UXDP_XSK_TX_BATCH];
 	uint32_t idx, n, i, k = 0, invalid = 0, rewind_to, room;
+	uint32_t mtu = uxdp_dev_mtu(xsk->dev);
+	/* Longest frame the device sends: its MTU, an Ethernet header and
+	 * a VLAN tag (the kernel's is_skb_forwardable). */
+	uint64_t max_len = mtu ? (uint64_t)mtu + 18 : UINT64_MAX;
+	uint64_t drop_addr = 0;
+	bool drop = false;
 	int sent, err = 0;
 
 	n = uxdp_ring_cons_nb_avail(&xsk->tx_cons, UXDP_XSK_TX_BATCH + 1);
@@ -462,6 +468,15 @@ static int xsk_tx_copy(struct uxdp_xsk *xsk)
 		if (!desc_valid(xsk, &d, &off)) {
 			invalid++;
 			continue;
+		}
+		if (unlikely(d.len > max_len)) {
+			/* Valid, but more than the device sends: as the
+			 * kernel, the packet is dropped, its address
+			 * completes, and the call ends with -EBUSY. */
+			drop = true;
+			drop_addr = d.addr;
+			i++;
+			break;
 		}
 		mem = txbufs_get(xsk->txb);
 		if (!mem) {
@@ -493,11 +508,20 @@ static int xsk_tx_copy(struct uxdp_xsk *xsk)
 		rewind_to = at[sent];
 		invalid = inv_before[sent];
 		err = -EAGAIN;
+		drop = false;		/* not reached: it stays too */
 	}
 	uxdp_ring_cons_cancel(&xsk->tx_cons, idx + n - rewind_to);
 	uxdp_ring_cons_publish(&xsk->tx_cons);		/* D, pairs with A */
 	if (invalid)
 		xstat_add(&xsk->st.tx_invalid_descs, invalid);
+	if (drop) {
+		/* After the ones sent, in ring order; room was reserved. */
+		addrs[sent++] = drop_addr;
+		uxdp_txq_count_refused(xsk->dev, xsk->queue %
+				       uxdp_dev_num_txq(xsk->dev),
+				       UXDP_TXQ_TOO_BIG, 1);
+		err = -EBUSY;
+	}
 	if (sent)
 		uxdp_pool_complete(xsk->pool, addrs, (uint32_t)sent);
 	return err;
