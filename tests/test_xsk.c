@@ -800,7 +800,9 @@ static void t_tx_run(struct t_txrig *t)
 	for (i = 0; i < 10000; i++) {
 		int err = uxdp_xsk_sendto(t->xsk);
 
-		assert_true(err == 0 || err == -EAGAIN);
+		/* -EBUSY: a packet of a length the device does not send
+		 * was dropped (copy mode); the rest goes on. */
+		assert_true(err == 0 || err == -EAGAIN || err == -EBUSY);
 		if (t->zc)
 			uxdp_dev_poll(t->dev, 0, 64);
 		if (!uxdp_ring_count(uxdp_xsk_tx_ring(t->xsk)))
@@ -842,24 +844,32 @@ static void t_desc_table(uint32_t chunk, uint32_t nchunks, uint32_t uflags,
 	struct t_txrig t;
 	struct uxdp_desc d[64];
 	uint64_t comp[64];
-	uint32_t i, nvalid = 0, got;
+	uint32_t i, nvalid = 0, nsent = 0, got;
 	uint64_t bytes = 0;
 
 	assert_true(n <= 64);
 	t_txrig_up(&t, chunk, nchunks, uflags, 0, xflags, 0);
 	for (i = 0; i < n; i++) {
 		d[i] = (struct uxdp_desc){ c[i].addr, c[i].len, c[i].options };
-		if (c[i].valid) {
-			nvalid++;
+		if (!c[i].valid)
+			continue;
+		nvalid++;
+		/* Copy mode drops what is shorter than an Ethernet header
+		 * (completed, not sent), as the kernel's veth does. */
+		if (t.zc || c[i].len >= 14) {
+			nsent++;
 			bytes += c[i].len;
 		}
 	}
 	t_tx_put(&t, d, n);
 	t_tx_run(&t);
 	got = t_comp(&t, comp, 64);
-	assert_int_equal(got, nvalid);
+	/* Copy mode completes invalid descriptors too (the kernel's generic
+	 * transmit does, test_xsk_kernel); a zero-copy driver's pull skips
+	 * them (the kernel's batch peek). */
+	assert_int_equal(got, t.zc ? nvalid : n);
 	for (i = 0, got = 0; i < n; i++) {
-		if (!c[i].valid)
+		if (!c[i].valid && t.zc)
 			continue;
 		if (comp[got] != c[i].addr)
 			fail_msg("case %u: completion %u is 0x%llx, want 0x%llx",
@@ -868,7 +878,7 @@ static void t_desc_table(uint32_t chunk, uint32_t nchunks, uint32_t uflags,
 		got++;
 	}
 	assert_int_equal(t_st(t.xsk).tx_invalid_descs, n - nvalid);
-	assert_int_equal(t_tx(t.dev).packets, nvalid);
+	assert_int_equal(t_tx(t.dev).packets, nsent);
 	assert_int_equal(t_tx(t.dev).bytes, bytes);
 	t_txrig_down(&t);
 }
@@ -1192,8 +1202,11 @@ static void test_tx_csum(void **state)
 	d[1] = (struct uxdp_desc){ 2 * T_CHUNK + 256, 40, UXDP_TX_METADATA };
 	t_tx_put(&t, d, 2);
 	t_tx_run(&t);
-	assert_int_equal(t_comp(&t, comp, 4), 1);
+	/* Copy mode completes the invalid one as well, after the first. */
+	assert_int_equal(t_comp(&t, comp, 4), t.zc ? 1 : 2);
 	assert_int_equal(comp[0], T_CHUNK + 256);
+	if (!t.zc)
+		assert_int_equal(comp[1], 2 * T_CHUNK + 256);
 	assert_int_equal(t_st(t.xsk).tx_invalid_descs, 1);
 	if (peer) {
 		uxdp_dev_poll(peer, 0, 64);

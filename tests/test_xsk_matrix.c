@@ -258,9 +258,10 @@ static uint32_t m_tx_batch(struct m_end *e, const struct m_cfg *c,
 		d->len = len;
 		d->options = 0;
 		if (len > c->frame_size) {
-			/* Invalid: never sent, never completed, so it
-			 * takes no frame (nothing is written). */
+			/* Invalid: never sent, so it takes no frame
+			 * (nothing is written); copy mode completes it. */
 			d->addr = 0;
+			e->tx_outstanding++;
 			continue;
 		}
 		if (c->unaligned && (nb & 1) && e->tx_next)

@@ -44,7 +44,9 @@ struct uxdp_txq_stats {
 	uint64_t xmit_calls;	/* xdp_xmit calls (one lock each) */
 	uint64_t full;		/* frames refused: queue/ring full */
 	/* Frames refused from the first one longer than the MTU allows (the
-	 * call stops there, so the rest of the call counts here too). */
+	 * call stops there, so the rest of the call counts here too); also
+	 * a socket's packets dropped for their length (over the MTU, or
+	 * shorter than an Ethernet header). */
 	uint64_t too_big;
 	uint64_t down;		/* frames refused: device or peer down, no prog */
 	uint64_t bad_flags;	/* calls refused for unknown flags */

@@ -95,9 +95,10 @@ struct uxdp_dev_ops {
 	 * buffer of the socket's pool given back. While receiving into the
 	 * socket's pool, the queue's rxq info says UXDP_MEM_XSK (the memory
 	 * is the application's: the library puts no frame header there).
-	 * Called outside any poll,
-	 * with the device's queue quiescent (a grace period follows the
-	 * switch). A driver without it gives copy mode only.
+	 * Called with no poll of queue @q running and none starting until
+	 * it returns (the queue is paused around the call, as the kernel
+	 * disables NAPI), so the queue's state is the driver's alone. A
+	 * driver without it gives copy mode only.
 	 */
 	int (*xsk_pool_setup)(struct uxdp_dev *dev, uint32_t q,
 			      struct uxdp_pool *pool);

@@ -78,12 +78,16 @@ extern "C" {
  * packet. A checksum request is always carried out in software (uxdp
  * devices offload nothing): the one's-complement sum from csum_start to the
  * packet's end, stored at csum_start + csum_offset, where the application
- * put the pseudo-header sum; a request that does not fit the packet makes
- * the descriptor invalid. Timestamp and launch-time requests are ignored.
+ * put the pseudo-header sum. The descriptor is invalid (counted, its
+ * address completed, nothing sent) when the UMEM has no metadata length,
+ * when the request has flags outside UXDP_TXMD_F_VALID, or when a checksum
+ * does not fit the packet. Timestamp and launch-time requests are ignored.
  */
 #define UXDP_TXMD_F_TIMESTAMP	(1U << 0)	/* XDP_TXMD_FLAGS_TIMESTAMP */
 #define UXDP_TXMD_F_CHECKSUM	(1U << 1)	/* XDP_TXMD_FLAGS_CHECKSUM */
 #define UXDP_TXMD_F_LAUNCH_TIME	(1U << 2)	/* XDP_TXMD_FLAGS_LAUNCH_TIME */
+#define UXDP_TXMD_F_VALID	(UXDP_TXMD_F_TIMESTAMP | UXDP_TXMD_F_CHECKSUM | \
+				 UXDP_TXMD_F_LAUNCH_TIME)
 
 struct uxdp_xsk_tx_metadata {
 	uint64_t flags;
@@ -157,9 +161,9 @@ uint32_t uxdp_xsk_queue(const struct uxdp_xsk *xsk);
  * UXDP_XSK_TX_BATCH descriptors from the TX ring now; in zero-copy mode,
  * wake the driver. Returns 0, -EAGAIN (descriptors are left: the device
  * took fewer, or the completion ring is full: kick again), -EBUSY (a
- * packet longer than the device's MTU + 18 was dropped: its address is
- * on the completion ring, the call stopped after it; the kernel's answer
- * too), -ENETDOWN, -ENOBUFS (no TX ring).
+ * packet longer than the device's MTU + 18, or shorter than 14 bytes, was
+ * dropped: its address is on the completion ring, the call stopped after
+ * it; the kernel's answer too), -ENETDOWN, -ENOBUFS (no TX ring).
  */
 int uxdp_xsk_sendto(struct uxdp_xsk *xsk);
 

@@ -427,6 +427,13 @@ int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget)
 		xdp_poll_end(cpu, rxq);
 		return -ENETDOWN;
 	}
+	/* The same for a queue being reconfigured (dev_rxq_pause): its
+	 * driver is changing what the queue receives into. Acquire pairs
+	 * with dev_rxq_resume's release: the new set-up is seen whole. */
+	if (unlikely(__atomic_load_n(&dev->rxq[q].paused, __ATOMIC_ACQUIRE))) {
+		xdp_poll_end(cpu, rxq);
+		return 0;
+	}
 	/*
 	 * The pool a queue receives into belongs to the thread polling the
 	 * queue (allocation and local frees take no lock). A queue moved to
@@ -478,6 +485,20 @@ UXDP_EXPORT int uxdp_dev_xmit(struct uxdp_dev *dev, int n,
 	ret = dev->ops->xdp_xmit(dev, n, frames, flags);
 	xdp_rcu_unlock(cpu);
 	return ret;
+}
+
+int dev_rxq_pause(struct uxdp_dev *dev, uint32_t q)
+{
+	__atomic_add_fetch(&dev->rxq[q].paused, 1, __ATOMIC_SEQ_CST);
+	/* Every poll that did not see the flag has ended after this. */
+	return xdp_synchronize("queue pause");
+}
+
+void dev_rxq_resume(struct uxdp_dev *dev, uint32_t q)
+{
+	__atomic_sub_fetch(&dev->rxq[q].paused, 1, __ATOMIC_RELEASE);
+	/* A poller that went to sleep meanwhile looks again. */
+	uxdp_dev_kick(dev, q);
 }
 
 int dev_rxq_bind_xsk_pool(struct uxdp_dev *dev, uint32_t q,

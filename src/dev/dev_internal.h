@@ -32,6 +32,9 @@ struct dev_rxq {
 	 * it there), handed over as rx_pool's is. Set by the socket layer.
 	 */
 	struct uxdp_pool *xsk_pool;
+	/* Non-zero while the queue is reconfigured (dev_rxq_pause): polls
+	 * skip it. */
+	uint32_t paused;
 } __attribute__((aligned(UXDP_CACHE_LINE)));
 
 struct dev_txq {
@@ -96,6 +99,16 @@ static inline void dev_kick(struct uxdp_dev *dev, uint32_t q)
  * (uxdp_dev_poll's body). Returns packets processed or -errno.
  */
 int dev_poll_locked(struct uxdp_dev *dev, uint32_t q, int budget);
+
+/*
+ * Stop polls of queue @q (they return at once, doing nothing) and wait
+ * until none is running: the kernel's napi_disable around a queue's
+ * reconfiguration. Nests. Returns 0, or -EDEADLK from inside a poll (the
+ * queue stays paused: resume it). dev_rxq_resume undoes one pause and
+ * wakes the queue's poller.
+ */
+int dev_rxq_pause(struct uxdp_dev *dev, uint32_t q);
+void dev_rxq_resume(struct uxdp_dev *dev, uint32_t q);
 
 /*
  * Bind @pool as queue @q's socket pool (NULL unbinds). Returns 0, or -EBUSY

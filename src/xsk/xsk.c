@@ -239,24 +239,34 @@ static uint16_t csum_fold_bytes(const unsigned char *p, uint32_t len)
 }
 
 /*
- * A descriptor with UXDP_TX_METADATA: the request in the @m bytes before
- * the packet (struct uxdp_xsk_tx_metadata). A checksum request is carried
- * out in software (uxdp devices offload nothing; the kernel does the same
- * with UXDP_UMEM_F_TX_SW_CSUM): the 16-bit one's-complement sum from
- * csum_start to the end, stored at csum_start + csum_offset, where the
- * application left the pseudo-header sum. Timestamps and launch times are
- * not supported and ignored. Returns false for a request that does not
- * fit the packet (the kernel refuses those too).
+ * A descriptor with UXDP_TX_METADATA: the request in the tx_metadata_len
+ * bytes before the packet (struct uxdp_xsk_tx_metadata; with a shorter
+ * metadata length the kernel reads the struct all the same, into the
+ * packet, and so does this, never past the UMEM). As the kernel, the
+ * request is refused when there is no metadata area at all, when it asks
+ * for flags that do not exist, and when a checksum would not fit the
+ * packet; refused descriptors are invalid here (the kernel fails sendto
+ * with -EINVAL and leaves the descriptor at the head of the ring, see
+ * docs/semantics.md). A checksum request is carried out in software (uxdp
+ * devices offload nothing; the kernel does the same with
+ * UXDP_UMEM_F_TX_SW_CSUM): the 16-bit one's-complement sum from csum_start
+ * to the end, stored at csum_start + csum_offset, where the application
+ * left the pseudo-header sum. Timestamps and launch times are ignored.
  */
 static bool tx_metadata(const struct uxdp_xsk *xsk, const void *umem_pkt,
 			unsigned char *pkt, uint32_t len)
 {
-	struct uxdp_xsk_tx_metadata md;
+	const char *md_at = (const char *)umem_pkt - xsk->tx_meta_len;
+	const char *end = (const char *)uxdp_umem_area(xsk->umem) +
+			  xsk->umem_size;
+	struct uxdp_xsk_tx_metadata md = { 0 };
 	uint16_t c;
 
-	if (xsk->tx_meta_len < sizeof(md))
-		return true;		/* no room for a request: none */
-	memcpy(&md, (const char *)umem_pkt - xsk->tx_meta_len, sizeof(md));
+	if (!xsk->tx_meta_len)
+		return false;
+	memcpy(&md, md_at, MIN(sizeof(md), (size_t)(end - md_at)));
+	if (md.flags & ~(uint64_t)UXDP_TXMD_F_VALID)
+		return false;
 	if (!(md.flags & UXDP_TXMD_F_CHECKSUM))
 		return true;
 	if ((uint32_t)md.request.csum_start + md.request.csum_offset + 2 > len)
@@ -421,25 +431,29 @@ static struct uxdp_frame *tx_frame(struct uxdp_xsk *xsk, void *mem,
 /*
  * The kernel's __xsk_generic_xmit, a bulk at a time: up to
  * UXDP_XSK_TX_BATCH descriptors, as many as the completion ring has room
- * for; invalid ones are consumed and counted; the valid ones are copied and
- * sent in one xdp_xmit; what the device did not take goes back on the TX
- * ring (the consumer index is rewound to the first unsent descriptor) and
- * the call says -EAGAIN. Sent descriptors complete at once: the packet was
- * copied.
+ * for. The valid ones are copied and sent in one xdp_xmit; what the device
+ * did not take goes back on the TX ring (the consumer index is rewound to
+ * the first unsent descriptor) and the call says -EAGAIN. Every descriptor
+ * consumed completes, in ring order: a sent one at once (the packet was
+ * copied), an invalid one too (counted in tx_invalid_descs; the kernel
+ * returns invalid descriptors' addresses this way since 6.x, checked by
+ * test_xsk_kernel against the running kernel), and one longer than the
+ * device sends or shorter than an Ethernet header (dropped, counted in
+ * the device's too_big, the call ends there with -EBUSY).
  */
 static int xsk_tx_copy(struct uxdp_xsk *xsk)
 {
 	struct uxdp_frame *frames[UXDP_XSK_TX_BATCH];
+	/* Every descriptor looked at, in ring order: its address, and
+	 * for those that became frames, which one. */
 	uint64_t addrs[UXDP_XSK_TX_BATCH];
-	/* Per frame: its descriptor's ring index, and how many invalid
-	 * descriptors came before it, for a rewind to it. */
-	uint32_t at[UXDP_XSK_TX_BATCH], inv_before[UXDP_XSK_TX_BATCH];
-	uint32_t idx, n, i, k = 0, invalid = 0, rewind_to, room;
+	uint32_t ord_of[UXDP_XSK_TX_BATCH];	/* frame -> position */
+	uint32_t idx, n, i, k = 0, nord = 0, ninv = 0, room, cut;
+	uint32_t inv_before[UXDP_XSK_TX_BATCH];	/* frame -> invalid before */
 	uint32_t mtu = uxdp_dev_mtu(xsk->dev);
 	/* Longest frame the device sends: its MTU, an Ethernet header and
 	 * a VLAN tag (the kernel's is_skb_forwardable). */
 	uint64_t max_len = mtu ? (uint64_t)mtu + 18 : UINT64_MAX;
-	uint64_t drop_addr = 0;
 	bool drop = false;
 	int sent, err = 0;
 
@@ -466,17 +480,9 @@ static int xsk_tx_copy(struct uxdp_xsk *xsk)
 		void *mem;
 
 		if (!desc_valid(xsk, &d, &off)) {
-			invalid++;
+			addrs[nord++] = d.addr;
+			ninv++;
 			continue;
-		}
-		if (unlikely(d.len > max_len)) {
-			/* Valid, but more than the device sends: as the
-			 * kernel, the packet is dropped, its address
-			 * completes, and the call ends with -EBUSY. */
-			drop = true;
-			drop_addr = d.addr;
-			i++;
-			break;
 		}
 		mem = txbufs_get(xsk->txb);
 		if (!mem) {
@@ -485,16 +491,29 @@ static int xsk_tx_copy(struct uxdp_xsk *xsk)
 		}
 		frames[k] = tx_frame(xsk, mem, off, &d);
 		if (!frames[k]) {
-			invalid++;
+			/* A metadata request refused. */
+			addrs[nord++] = d.addr;
+			ninv++;
 			continue;
 		}
-		addrs[k] = d.addr;
-		at[k] = idx + i;
-		inv_before[k] = invalid;
+		if (unlikely(d.len > max_len || d.len < 14)) {
+			/* Built, but more than the device sends, or not
+			 * even an Ethernet header: as the kernel (the
+			 * device drops it), the packet is dropped, its
+			 * address completes, and the call ends with
+			 * -EBUSY. */
+			uxdp_frame_return(frames[k]);
+			drop = true;
+			addrs[nord++] = d.addr;
+			break;
+		}
+		ord_of[k] = nord;
+		inv_before[k] = ninv;
+		addrs[nord++] = d.addr;
 		k++;
 	}
-	/* Descriptors from i on were not looked at: they stay on the ring. */
-	rewind_to = idx + i;
+	/* Consumed so far: the nord descriptors looked at. */
+	cut = nord;
 	sent = k ? uxdp_dev_xmit(xsk->dev, (int)k, frames, UXDP_XMIT_FLUSH) : 0;
 	if (sent < 0)
 		sent = 0;
@@ -502,28 +521,28 @@ static int xsk_tx_copy(struct uxdp_xsk *xsk)
 		sent = (int)k;
 	if (sent < (int)k) {
 		/* The device is busy (ring full, down): the rest goes with a
-		 * later kick. Invalid descriptors before the first unsent one
-		 * were consumed and stay counted; later ones were not. */
+		 * later kick, from the first unsent frame on. Invalid
+		 * descriptors before it were consumed; later ones were not. */
 		uxdp_frame_return_bulk(frames + sent, k - (uint32_t)sent);
-		rewind_to = at[sent];
-		invalid = inv_before[sent];
-		err = -EAGAIN;
+		cut = ord_of[sent];
+		ninv = inv_before[sent];
 		drop = false;		/* not reached: it stays too */
+		err = -EAGAIN;
 	}
-	uxdp_ring_cons_cancel(&xsk->tx_cons, idx + n - rewind_to);
+	/* Positions are ring positions from idx: rewind to the cut. */
+	uxdp_ring_cons_cancel(&xsk->tx_cons, n - cut);
 	uxdp_ring_cons_publish(&xsk->tx_cons);		/* D, pairs with A */
-	if (invalid)
-		xstat_add(&xsk->st.tx_invalid_descs, invalid);
+	if (ninv)
+		xstat_add(&xsk->st.tx_invalid_descs, ninv);
 	if (drop) {
-		/* After the ones sent, in ring order; room was reserved. */
-		addrs[sent++] = drop_addr;
 		uxdp_txq_count_refused(xsk->dev, xsk->queue %
 				       uxdp_dev_num_txq(xsk->dev),
 				       UXDP_TXQ_TOO_BIG, 1);
 		err = -EBUSY;
 	}
-	if (sent)
-		uxdp_pool_complete(xsk->pool, addrs, (uint32_t)sent);
+	/* Room was reserved for all n: these fit. */
+	if (cut)
+		uxdp_pool_complete(xsk->pool, addrs, cut);
 	return err;
 }
 
@@ -781,6 +800,11 @@ uxdp_xsk_create(struct uxdp_umem *umem, struct uxdp_dev *dev, uint32_t queue,
 		errno = -uxdp_fail(EINVAL, "xsk: NULL umem or device");
 		return NULL;
 	}
+	/* Binding waits for the queue's polls: not from inside one. */
+	if (xdp_rcu_in_reader()) {
+		errno = -xdp_synchronize("xsk create");
+		return NULL;
+	}
 	if (!UXDP_OPTS_VALID(opts, uxdp_xsk_opts)) {
 		errno = EINVAL;
 		return NULL;
@@ -886,9 +910,17 @@ uxdp_xsk_create(struct uxdp_umem *umem, struct uxdp_dev *dev, uint32_t queue,
 		goto err_pool;
 	}
 
-	/* Zero-copy when the driver can, unless copy was asked for. */
+	/*
+	 * Zero-copy when the driver can, unless copy was asked for. The
+	 * driver switches the queue's memory with no poll of it running:
+	 * the queue is paused around the call (the kernel's napi_disable
+	 * around ndo_bpf(XDP_SETUP_XSK_POOL)).
+	 */
 	if (!(flags & UXDP_XSK_F_COPY) && dev->ops->xsk_pool_setup) {
-		err = dev->ops->xsk_pool_setup(dev, queue, xsk->pool);
+		err = dev_rxq_pause(dev, queue);
+		if (!err)
+			err = dev->ops->xsk_pool_setup(dev, queue, xsk->pool);
+		dev_rxq_resume(dev, queue);
 		if (!err)
 			xsk->zc = true;
 		else if (flags & UXDP_XSK_F_ZEROCOPY)
@@ -898,17 +930,9 @@ uxdp_xsk_create(struct uxdp_umem *umem, struct uxdp_dev *dev, uint32_t queue,
 				uxdp_dev_name(dev), uxdp_dev_kind(dev));
 		goto err_bind;
 	}
-	if (xsk->zc) {
-		/* The driver switches at its next poll; wait for that. */
-		err = xdp_synchronize("xsk create");
-		if (err)
-			goto err_zc;
-	}
 	uxdp_clear_err();
 	return xsk;
 
-err_zc:
-	dev->ops->xsk_pool_setup(dev, queue, NULL);
 err_bind:
 	dev_rxq_bind_xsk_pool(dev, queue, NULL);
 err_pool:
@@ -938,9 +962,10 @@ UXDP_EXPORT __cold int uxdp_xsk_destroy(struct uxdp_xsk *xsk)
 		return err;
 	if (xsk->zc) {
 		/* The driver stops receiving into the UMEM and gives back
-		 * what its ring held; its poller may still be mid-poll. */
+		 * what its ring held, with no poll of the queue running. */
+		dev_rxq_pause(xsk->dev, xsk->queue);
 		xsk->dev->ops->xsk_pool_setup(xsk->dev, xsk->queue, NULL);
-		xdp_synchronize("xsk destroy");
+		dev_rxq_resume(xsk->dev, xsk->queue);
 	}
 	dev_rxq_bind_xsk_pool(xsk->dev, xsk->queue, NULL);
 	/* No poller takes the pool after this: the last grace period. */

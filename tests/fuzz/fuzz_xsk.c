@@ -10,9 +10,11 @@
  * Checked while the application is honest (it has only ever moved its
  * indices the way a correct application does):
  *  - every TX descriptor is judged as an independent model of the kernel's
- *    xp_validate_desc judges it: the valid ones complete, in ring order,
- *    with their own addresses, and the device sent exactly them (packets
- *    and bytes); tx_invalid_descs counts the rest;
+ *    xp_validate_desc judges it: in copy mode every descriptor completes
+ *    in ring order (invalid ones too, as the kernel's generic transmit
+ *    does), in zero-copy the valid ones; the device sent exactly the valid
+ *    ones (packets and bytes; copy mode drops those under 14 bytes);
+ *    tx_invalid_descs counts the rest;
  *  - every RX descriptor names a chunk the application posted and does not
  *    hold, inside the UMEM, with the generator's length; a chunk is never
  *    delivered twice without being posted again (unless the script posted
@@ -102,6 +104,10 @@ static bool model_valid(const struct st *s, uint64_t addr, uint32_t len,
 	uint64_t m = s->meta, a;
 
 	if (len == 0 || (options & ~3U) || (options & 1U))
+		return false;
+	/* TX_METADATA without a metadata area: refused (the kernel fails
+	 * sendto with EINVAL; uxdp counts it invalid, docs/semantics.md). */
+	if ((options & 2U) && !m)
 		return false;
 	if (!s->unaligned) {
 		if (addr < m)
@@ -251,7 +257,11 @@ static void reap_comp(struct st *s, struct fz *f)
 		uint64_t a = *uxdp_ring_addr(s->cq, idx + i);
 
 		if (s->honest && s->tx_exact) {
-			while (s->comp_next != s->tx_tail &&
+			/* Copy mode completes every descriptor it consumes,
+			 * invalid ones too (as the kernel's generic
+			 * transmit); a zero-copy driver's pull skips the
+			 * invalid ones. */
+			while (s->zc && s->comp_next != s->tx_tail &&
 			       !s->tx_ok[s->comp_next % MAX_TX])
 				s->comp_next++;
 			CHECK(s->comp_next != s->tx_tail,
@@ -316,6 +326,11 @@ static void check_tx_counts(struct st *s)
 		uint32_t j = s->tx_head++ % MAX_TX;
 
 		if (s->tx_ok[j]) {
+			/* Copy mode drops a packet shorter than an Ethernet
+			 * header (completed, not sent), as the kernel's
+			 * veth does. */
+			if (!s->zc && s->tx_len[j] < 14)
+				continue;
 			s->want_pkts++;
 			s->want_bytes += s->tx_len[j];
 		} else {
@@ -390,7 +405,8 @@ static void run_op(struct st *s, struct fz *f)
 	case 4: {
 		int err = uxdp_xsk_sendto(s->xsk);
 
-		CHECK(err == 0 || err == -EAGAIN, "sendto %d", err);
+		CHECK(err == 0 || err == -EAGAIN || err == -EBUSY,
+		      "sendto %d", err);
 		break;
 	}
 	case 5:
