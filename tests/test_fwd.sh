@@ -379,6 +379,25 @@ while off < len(data):
     n += 1
 assert n == 10, "%d frames" % n
 PY
+	# A replay stops the tool at its end; a file broken mid-record is
+	# replayed up to the break, said on stderr, and exits 1.
+	python3 - "$tmp/cut.pcap" "$tmp/whole.pcap" <<'PY'
+import struct, sys
+pkt = bytes.fromhex("020000000002020000000001" "88b5") + bytes(50)
+for path, cut in ((sys.argv[1], True), (sys.argv[2], False)):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        for i in range(11):
+            f.write(struct.pack("<IIII", i, 0, 64, 64))
+            f.write(pkt[:20] if cut and i == 10 else pkt)
+PY
+	expect 0 "" -d 30 "pcap:$tmp/whole.pcap" null:s11,sink
+	grep -q "stopped by end of replay" "$tmp/out" &&
+		grep -q "^received 11," "$tmp/out" ||
+		fail "whole pcap: $(cat "$tmp/out")"
+	expect 1 "replay stopped after 10 records: .*truncated" -d 30 \
+		"pcap:$tmp/cut.pcap" null:s12,sink
+	grep -q "^received 10," "$tmp/out" || fail "cut pcap: $(cat "$tmp/out")"
 else
 	echo "SKIP: pcap kind not built in: packet contents not checked"
 fi

@@ -698,6 +698,112 @@ int tb_link_mac(struct tb_ns *ns, const char *ifname, uint8_t mac[6])
 	return 0;
 }
 
+/* ETHTOOL_GSSET_INFO: how many statistics the driver has. */
+static int tb_stat_count(struct tb_ns *ns, const char *ifname, uint32_t *n)
+{
+	union {
+		struct ethtool_sset_info hdr;
+		char room[sizeof(struct ethtool_sset_info) + sizeof(uint32_t)];
+	} si;
+	struct ifreq ifr;
+	int err;
+
+	memset(&si, 0, sizeof(si));
+	memset(&ifr, 0, sizeof(ifr));
+	si.hdr.cmd = ETHTOOL_GSSET_INFO;
+	si.hdr.sset_mask = 1ULL << ETH_SS_STATS;
+	ifr.ifr_data = (void *)&si;
+	err = tb_ioctl(ns, ifname, SIOCETHTOOL, &ifr);
+	if (err)
+		return err;
+	/* The driver's bit stays set only if it has the set. */
+	*n = si.hdr.sset_mask ? si.hdr.data[0] : 0;
+	return 0;
+}
+
+int tb_link_stat(struct tb_ns *ns, const char *ifname, const char *name,
+		 uint64_t *value)
+{
+	struct ethtool_gstrings *gs = NULL;
+	struct ethtool_stats *st = NULL;
+	struct ifreq ifr;
+	uint32_t n = 0, i;
+	int err;
+
+	err = tb_stat_count(ns, ifname, &n);
+	if (err)
+		return tb_fail(-err, "testbed: %s: ETHTOOL_GSSET_INFO: %s",
+			       ifname, strerror(-err));
+	/* The names and the values are read one after the other: a driver
+	 * whose set changed in between (it does not for veth) is seen as
+	 * the count said. */
+	gs = calloc(1, sizeof(*gs) + (size_t)n * ETH_GSTRING_LEN);
+	st = calloc(1, sizeof(*st) + (size_t)n * sizeof(uint64_t));
+	if (!gs || !st) {
+		err = tb_fail(ENOMEM, "testbed: out of memory");
+		goto out;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	gs->cmd = ETHTOOL_GSTRINGS;
+	gs->string_set = ETH_SS_STATS;
+	gs->len = n;
+	ifr.ifr_data = (void *)gs;
+	err = tb_ioctl(ns, ifname, SIOCETHTOOL, &ifr);
+	if (err) {
+		err = tb_fail(-err, "testbed: %s: ETHTOOL_GSTRINGS: %s",
+			      ifname, strerror(-err));
+		goto out;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	st->cmd = ETHTOOL_GSTATS;
+	st->n_stats = n;
+	ifr.ifr_data = (void *)st;
+	err = tb_ioctl(ns, ifname, SIOCETHTOOL, &ifr);
+	if (err) {
+		err = tb_fail(-err, "testbed: %s: ETHTOOL_GSTATS: %s", ifname,
+			      strerror(-err));
+		goto out;
+	}
+	err = tb_fail(ENOENT, "testbed: %s has no counter %s", ifname, name);
+	for (i = 0; i < n && i < gs->len && i < st->n_stats; i++) {
+		const char *s = (const char *)gs->data + i * ETH_GSTRING_LEN;
+
+		if (!strncmp(s, name, ETH_GSTRING_LEN)) {
+			*value = st->data[i];
+			err = 0;
+			break;
+		}
+	}
+out:
+	free(gs);
+	free(st);
+	return err;
+}
+
+int tb_xsk_count(struct tb_ns *ns)
+{
+	char line[512];
+	int saved, n = -1, err = tb_ns_enter(ns, &saved);
+	FILE *f;
+
+	if (err)
+		return err;
+	/* /proc/thread-self/net: the namespace this thread is in now. */
+	f = fopen("/proc/thread-self/net/protocols", "re");
+	err = f ? 0 : -errno;
+	tb_ns_leave(saved);
+	if (!f)
+		return tb_fail(-err, "testbed: /proc/net/protocols: %s",
+			       strerror(-err));
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "XDP ", 4) &&
+		    sscanf(line + 4, "%*u %d", &n) != 1)
+			n = -1;
+	fclose(f);
+	return n >= 0 ? n : tb_fail(ENOENT, "testbed: no AF_XDP line in "
+				    "/proc/net/protocols");
+}
+
 /* ---- XDP programs: a few raw instructions -------------------------------- */
 
 #define TB_INSN(c, d, s, o, i) \
@@ -710,6 +816,10 @@ int tb_link_mac(struct tb_ns *ns, const char *ifname, uint8_t mac[6])
 #define I_ST_W(d, o, i)		TB_INSN(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
 #define I_LDX_DW(d, s, o)	TB_INSN(BPF_LDX | BPF_MEM | BPF_DW, d, s, o, 0)
 #define I_STX_DW(d, s, o)	TB_INSN(BPF_STX | BPF_MEM | BPF_DW, d, s, o, 0)
+#define I_LDX_W(d, s, o)	TB_INSN(BPF_LDX | BPF_MEM | BPF_W, d, s, o, 0)
+#define I_LDX_H(d, s, o)	TB_INSN(BPF_LDX | BPF_MEM | BPF_H, d, s, o, 0)
+#define I_STX_H(d, s, o)	TB_INSN(BPF_STX | BPF_MEM | BPF_H, d, s, o, 0)
+#define I_JGT_REG(d, s, o)	TB_INSN(BPF_JMP | BPF_JGT | BPF_X, d, s, o, 0)
 #define I_JEQ_IMM(d, i, o)	TB_INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
 #define I_CALL(f)		TB_INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define I_EXIT()		TB_INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
@@ -718,8 +828,8 @@ int tb_link_mac(struct tb_ns *ns, const char *ifname, uint8_t mac[6])
 	TB_INSN(0, 0, 0, 0, 0)
 
 /*
- * count: map[0] = { packets, bytes } per CPU; then the verdict, or a
- * redirect to @ifindex.
+ * count: map[0] = { packets, bytes } per CPU; then the verdict, a
+ * redirect to @ifindex, or the address swap and XDP_TX.
  */
 static int tb_prog_load(enum tb_prog_kind kind, uint32_t ifindex, int map_fd)
 {
@@ -727,7 +837,7 @@ static int tb_prog_load(enum tb_prog_kind kind, uint32_t ifindex, int map_fd)
 		[TB_PROG_PASS] = XDP_PASS, [TB_PROG_DROP] = XDP_DROP,
 		[TB_PROG_TX] = XDP_TX, [TB_PROG_REDIRECT] = XDP_REDIRECT,
 	};
-	struct bpf_insn prog[32] = {
+	struct bpf_insn prog[48] = {
 		I_MOV64_REG(6, 1),
 		I_CALL(BPF_FUNC_xdp_get_buff_len),	/* r1: ctx */
 		I_MOV64_REG(7, 0),			/* r7: length */
@@ -751,6 +861,25 @@ static int tb_prog_load(enum tb_prog_kind kind, uint32_t ifindex, int map_fd)
 		prog[n++] = I_MOV64_IMM(1, (int32_t)ifindex);
 		prog[n++] = I_MOV64_IMM(2, 0);
 		prog[n++] = I_CALL(BPF_FUNC_redirect);
+	} else if (kind == TB_PROG_MACSWAP) {
+		int off;
+
+		/* r6 is still the context: r2 data, r3 data_end. The
+		 * verifier wants the bound checked before any access. */
+		prog[n++] = I_LDX_W(2, 6, offsetof(struct xdp_md, data));
+		prog[n++] = I_LDX_W(3, 6, offsetof(struct xdp_md, data_end));
+		prog[n++] = I_MOV64_REG(4, 2);
+		prog[n++] = I_ADD64_IMM(4, ETH_HLEN);
+		prog[n++] = I_MOV64_IMM(0, XDP_DROP);
+		prog[n++] = I_JGT_REG(4, 3, 13);	/* to the exit */
+		/* Destination (bytes 0-5) and source (6-11), by halves. */
+		for (off = 0; off < 6; off += 2) {
+			prog[n++] = I_LDX_H(4, 2, off);
+			prog[n++] = I_LDX_H(5, 2, off + 6);
+			prog[n++] = I_STX_H(2, 5, off);
+			prog[n++] = I_STX_H(2, 4, off + 6);
+		}
+		prog[n++] = I_MOV64_IMM(0, XDP_TX);
 	} else {
 		prog[n++] = I_MOV64_IMM(0, verdict[kind]);
 	}
@@ -805,7 +934,7 @@ int tb_xdp_attach(struct tb_ns *ns, const char *ifname, enum tb_prog_kind kind,
 	struct tb_xdp *x;
 	int saved, err, slot;
 
-	if ((unsigned int)kind > TB_PROG_REDIRECT ||
+	if ((unsigned int)kind > TB_PROG_MACSWAP ||
 	    (mode != TB_XDP_NATIVE && mode != TB_XDP_GENERIC))
 		return tb_fail(EINVAL, "testbed: bad program kind or mode");
 	for (slot = 0; slot < TB_MAX_PROGS && tb->progs[slot]; slot++)
@@ -952,24 +1081,34 @@ static const struct tb_pair *tb_peer_of(struct tb *tb, struct tb_ns *ns,
 	return NULL;
 }
 
-int tb_gen_run(struct tb *tb, struct tb_ns *ns, const char *ifname,
-	       const void *frame, size_t len, uint64_t count,
-	       const struct tb_gen_opts *o)
+struct tb_gen {
+	struct tb_ns *ns;
+	struct tb_xdp *x;		/* redirect out of the interface, or
+					 * drop (o->drop) */
+	uint64_t pps;
+	uint32_t batch;
+	int cpu;
+	size_t len;
+	uint8_t frame[3500];
+};
+
+int tb_gen_open(struct tb *tb, struct tb_ns *ns, const char *ifname,
+		const void *frame, size_t len, const struct tb_gen_opts *o,
+		struct tb_gen **out)
 {
-	uint32_t batch = o && o->batch ? o->batch : TB_GEN_BATCH;
-	uint64_t pps = o ? o->pps : 0, sent = 0, t0, slice;
-	int cpu = o ? o->cpu : -1, saved, idx, err;
+	bool drop = o && o->drop;
+	struct tb_gen *g;
 	struct tb_ns *pns;
 	const char *pname;
-	cpu_set_t old, one;
-	bool pinned = false;
-	struct tb_xdp *x;
 	uint32_t pid = 0;
+	int idx, err;
 
-	if (!tb || !ns || !frame || len < 14 || len > 3500 || !count)
+	if (!tb || !ns || !ifname || !frame || len < 14 ||
+	    len > sizeof(g->frame) || !out)
 		return tb_fail(EINVAL, "testbed: generator: bad arguments");
-	/* Where it matters: the receiving end must run XDP (see the top). */
-	if (tb_peer_of(tb, ns, ifname, &pns, &pname)) {
+	/* Where it matters: the receiving end must run XDP (see the top).
+	 * A dropping generator sends nothing anywhere. */
+	if (!drop && tb_peer_of(tb, ns, ifname, &pns, &pname)) {
 		err = tb_xdp_query(pns, pname, &pid, NULL);
 		if (err)
 			return err;
@@ -984,37 +1123,60 @@ int tb_gen_run(struct tb *tb, struct tb_ns *ns, const char *ifname,
 	idx = tb_ifindex(ns, ifname);
 	if (idx < 0)
 		return idx;
-	err = tb_xdp_make(TB_PROG_REDIRECT, (uint32_t)idx, &x);
-	if (err)
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return tb_fail(ENOMEM, "testbed: out of memory");
+	err = tb_xdp_make(drop ? TB_PROG_DROP : TB_PROG_REDIRECT,
+			  (uint32_t)idx, &g->x);
+	if (err) {
+		free(g);
 		return err;
-	if (cpu >= 0) {
+	}
+	g->ns = ns;
+	g->pps = o ? o->pps : 0;
+	g->batch = o && o->batch ? o->batch : TB_GEN_BATCH;
+	g->cpu = o ? o->cpu : -1;
+	g->len = len;
+	memcpy(g->frame, frame, len);
+	*out = g;
+	return 0;
+}
+
+int tb_gen_send(struct tb_gen *g, uint64_t count)
+{
+	uint64_t sent = 0, t0, slice;
+	cpu_set_t old, one;
+	bool pinned = false;
+	int saved, err;
+
+	if (!g || !count)
+		return tb_fail(EINVAL, "testbed: generator: bad arguments");
+	if (g->cpu >= 0) {
 		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
+		CPU_SET(g->cpu, &one);
 		if (sched_getaffinity(0, sizeof(old), &old) ||
-		    sched_setaffinity(0, sizeof(one), &one)) {
-			err = tb_fail(errno, "testbed: cannot run on CPU %d: "
-				      "%s", cpu, strerror(errno));
-			goto out;
-		}
+		    sched_setaffinity(0, sizeof(one), &one))
+			return tb_fail(errno, "testbed: cannot run on CPU %d: "
+				       "%s", g->cpu, strerror(errno));
 		pinned = true;
 	}
-	err = tb_ns_enter(ns, &saved);
+	err = tb_ns_enter(g->ns, &saved);
 	if (err)
 		goto out;
 	/* Paced: a slice's worth per test run, then wait for the clock. */
-	slice = pps ? pps * TB_GEN_SLICE_MS / 1000 : count;
+	slice = g->pps ? g->pps * TB_GEN_SLICE_MS / 1000 : count;
 	if (!slice)
 		slice = 1;
 	t0 = tb_now_ns();
 	while (sent < count) {
 		uint64_t n = count - sent < slice ? count - sent : slice;
-		LIBBPF_OPTS(bpf_test_run_opts, tr, .data_in = frame,
-			    .data_size_in = (uint32_t)len,
+		LIBBPF_OPTS(bpf_test_run_opts, tr, .data_in = g->frame,
+			    .data_size_in = (uint32_t)g->len,
 			    .repeat = (int)(n > 0x7fffffff ? 0x7fffffff : n),
 			    .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
-			    .batch_size = batch);
+			    .batch_size = g->batch);
 
-		err = bpf_prog_test_run_opts(x->prog_fd, &tr);
+		err = bpf_prog_test_run_opts(g->x->prog_fd, &tr);
 		if (err) {
 			err = tb_fail(-err, "testbed: live-frames test run: "
 				      "%s%s", strerror(-err), err == -EINVAL ?
@@ -1023,8 +1185,8 @@ int tb_gen_run(struct tb *tb, struct tb_ns *ns, const char *ifname,
 			break;
 		}
 		sent += (uint64_t)tr.repeat;
-		if (pps && sent < count) {
-			uint64_t due = t0 + sent * 1000000000ULL / pps;
+		if (g->pps && sent < count) {
+			uint64_t due = t0 + sent * 1000000000ULL / g->pps;
 			uint64_t now = tb_now_ns();
 
 			if (due > now) {
@@ -1043,7 +1205,38 @@ int tb_gen_run(struct tb *tb, struct tb_ns *ns, const char *ifname,
 out:
 	if (pinned)
 		sched_setaffinity(0, sizeof(old), &old);
-	tb_xdp_free(x);
+	return err;
+}
+
+void tb_gen_close(struct tb_gen *g)
+{
+	if (!g)
+		return;
+	tb_xdp_free(g->x);
+	free(g);
+}
+
+int tb_gen_run(struct tb *tb, struct tb_ns *ns, const char *ifname,
+	       const void *frame, size_t len, uint64_t count,
+	       const struct tb_gen_opts *o)
+{
+	struct tb_gen_opts go = { .cpu = -1 };
+	struct tb_gen *g;
+	int err;
+
+	if (!count)
+		return tb_fail(EINVAL, "testbed: generator: bad arguments");
+	/* tb_gen_run() always sends: a dropping generator is for
+	 * benchmarks, which open their own. */
+	if (o) {
+		go = *o;
+		go.drop = false;
+	}
+	err = tb_gen_open(tb, ns, ifname, frame, len, &go, &g);
+	if (err)
+		return err;
+	err = tb_gen_send(g, count);
+	tb_gen_close(g);
 	return err;
 }
 

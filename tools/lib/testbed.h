@@ -138,6 +138,21 @@ int tb_ifindex(struct tb_ns *ns, const char *ifname);
 /* The interface's Ethernet address. Returns 0 or -errno. */
 int tb_link_mac(struct tb_ns *ns, const char *ifname, uint8_t mac[6]);
 
+/*
+ * One of the interface's driver counters (ethtool -S) by name: for veth,
+ * "rx_queue_1_xdp_redirect", "rx_queue_0_xdp_packets", "peer_ifindex",
+ * ... Returns 0 and *@value, -ENOENT (no such counter), or -errno.
+ */
+int tb_link_stat(struct tb_ns *ns, const char *ifname, const char *name,
+		 uint64_t *value);
+
+/*
+ * AF_XDP sockets open in @ns, by anyone (the kernel's count per
+ * namespace: the XDP line of /proc/net/protocols; it needs no
+ * CONFIG_XDP_SOCKETS_DIAG). Returns the count, or -errno.
+ */
+int tb_xsk_count(struct tb_ns *ns);
+
 /* ---- XDP programs -------------------------------------------------------- */
 
 enum tb_prog_kind {
@@ -145,6 +160,8 @@ enum tb_prog_kind {
 	TB_PROG_DROP,		/* count, XDP_DROP */
 	TB_PROG_TX,		/* count, XDP_TX (back out of the interface) */
 	TB_PROG_REDIRECT,	/* count, bpf_redirect(arg ifindex) */
+	TB_PROG_MACSWAP,	/* count, swap the Ethernet addresses, XDP_TX
+				 * (frames shorter than 14 bytes: XDP_DROP) */
 };
 
 /* Attach modes: tb_xdp_attach() flags, tb_xdp_query() results. */
@@ -182,6 +199,10 @@ struct tb_gen_opts {
 	int cpu;		/* run on this CPU (veth picks the receiving
 				 * queue by CPU); -1: wherever */
 	uint32_t batch;		/* frames per flush; 0: 64 */
+	/* tb_gen_open() only: the program drops every frame instead of
+	 * sending it, so a run measures what injection alone costs (the
+	 * generator's ceiling); the peer needs no program then. */
+	bool drop;
 };
 
 /*
@@ -194,6 +215,22 @@ struct tb_gen_opts {
 int tb_gen_run(struct tb *tb, struct tb_ns *ns, const char *ifname,
 	       const void *frame, size_t len, uint64_t count,
 	       const struct tb_gen_opts *o);
+
+/*
+ * The same generator kept open, for benchmarks that inject many times and
+ * time each injection themselves: tb_gen_open() does the checks and loads
+ * the program once (same arguments and errors as tb_gen_run(), less the
+ * count), tb_gen_send() injects @count frames (as fast as the kernel goes,
+ * or at @o->pps; on @o->cpu if not -1) and returns 0 or -errno,
+ * tb_gen_close() frees it (NULL: no-op). A generator touches only its own
+ * state: one thread may send on it while another reads counters.
+ */
+struct tb_gen;
+int tb_gen_open(struct tb *tb, struct tb_ns *ns, const char *ifname,
+		const void *frame, size_t len, const struct tb_gen_opts *o,
+		struct tb_gen **out);
+int tb_gen_send(struct tb_gen *g, uint64_t count);
+void tb_gen_close(struct tb_gen *g);
 
 /* ---- raw packets --------------------------------------------------------- */
 

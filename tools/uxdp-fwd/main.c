@@ -40,6 +40,8 @@
 #define MAX_THREADS	64
 /* How often --count is checked, and the run loop's longest sleep. */
 #define COUNT_CHECK_MS	10
+/* After every replay is done, stop this long later (frames in flight). */
+#define REPLAY_DRAIN_MS	50
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -96,7 +98,7 @@ static const struct tparam opt_defs[] = {
 	    "RX queues per port: an afxdp port without @Q gets @0-(N-1), a "
 	    "veth port without queues= gets queues=N; other kinds have no "
 	    "such choice (default: the port's own)"),
-	OPT("batch", 'b', TPARAM_U32, batch, "N", 2, 65536,
+	OPT("batch", 'b', TPARAM_U32, batch, "N", 64, 65536,
 	    "afxdp ports: size of the kernel's RX and TX rings (rx_size=N, "
 	    "tx_size=N), a power of two: the most packets the kernel can "
 	    "batch up between two polls (default: the driver's)"),
@@ -257,6 +259,9 @@ struct port {
 	struct tstat_set pool;		/* pool counters at the end */
 	struct uxdp_dev_audit audit;
 	int audit_err;
+	/* A pcap port with a file to replay: the tool stops when every
+	 * such port is done (uxdp_pcap_done). */
+	bool replay;
 };
 
 enum stop_reason {
@@ -265,6 +270,7 @@ enum stop_reason {
 	STOP_DURATION,
 	STOP_COUNT,
 	STOP_OUTPUT,
+	STOP_REPLAY,
 };
 
 struct fwd {
@@ -382,9 +388,10 @@ static void more_help(FILE *f)
 		     "shows every non-zero counter. Totals at the end.");
 	fprintf(f, "\nexit status:\n  ");
 	tparams_wrap(f, 2, 2, "0 stopped by SIGINT, SIGTERM, SIGHUP, "
-		     "--duration or --count; 1 a port, program or thread "
-		     "could not be set up, or the output could not be "
-		     "written; 2 bad usage.");
+		     "--duration, --count or the end of every pcap replay; 1 "
+		     "a port, program or thread could not be set up, a pcap "
+		     "file could not be read to its end or written, or the "
+		     "output could not be written; 2 bad usage.");
 	fprintf(f, "\nexamples:\n"
 		"  " PROG_NAME " afxdp:eth0 afxdp:eth1\n"
 		"  " PROG_NAME " --prog macswap afxdp:eth0@0\n"
@@ -746,6 +753,10 @@ static int open_ports(struct fwd *f)
 		pt->nrxq = uxdp_dev_num_rxq(pt->dev);
 		if (!strcmp(uxdp_dev_kind(pt->dev), "veth"))
 			pt->veth_peer = uxdp_veth_peer(pt->dev);
+		/* A pcap port with nothing to replay is done from the
+		 * start (capture only). */
+		pt->replay = !strcmp(uxdp_dev_kind(pt->dev), "pcap") &&
+			     !uxdp_pcap_done(pt->dev);
 		note(f, "port %s: device %s (%s), %u RX / %u TX queues",
 		     pt->str, uxdp_dev_name(pt->dev), uxdp_dev_kind(pt->dev),
 		     pt->nrxq, uxdp_dev_num_txq(pt->dev));
@@ -1140,6 +1151,40 @@ static void print_interval(struct fwd *f, uint64_t now)
 	check_output(f);
 }
 
+/*
+ * A replay that stopped on a broken record, or a capture that could not
+ * be written: said on stderr, and the exit status is 1 (the totals above
+ * are right, the files are not what was asked for).
+ */
+static int pcap_errors(const struct fwd *f)
+{
+	struct uxdp_pcap_stats st;
+	unsigned int i;
+	int bad = 0;
+
+	for (i = 0; i < f->nports; i++) {
+		const struct port *pt = &f->ports[i];
+
+		if (!pt->dev || strcmp(uxdp_dev_kind(pt->dev), "pcap") ||
+		    uxdp_pcap_stats(pt->dev, &st))
+			continue;
+		if (st.replay_error[0]) {
+			warn_msg("port '%s': replay stopped after %llu records: "
+				 "%s", pt->spec,
+				 (unsigned long long)st.records,
+				 st.replay_error);
+			bad = 1;
+		}
+		if (st.capture_error[0]) {
+			warn_msg("port '%s': capture: %s (%llu frames not "
+				 "written)", pt->spec, st.capture_error,
+				 (unsigned long long)st.capture_errors);
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
 static const char *stop_name(const struct fwd *f)
 {
 	switch (f->stop) {
@@ -1152,6 +1197,8 @@ static const char *stop_name(const struct fwd *f)
 		return "count";
 	case STOP_OUTPUT:
 		return "output error";
+	case STOP_REPLAY:
+		return "end of replay";
 	case STOP_NONE:
 		break;
 	}
@@ -1302,17 +1349,36 @@ static uint64_t rx_total(const struct fwd *f)
 	return n;
 }
 
+/* Every replaying port is done (false if none replays). */
+static bool replays_done(const struct fwd *f)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < f->nports; i++) {
+		if (!f->ports[i].replay)
+			continue;
+		if (!uxdp_pcap_done(f->ports[i].dev))
+			return false;
+		n++;
+	}
+	return n > 0;
+}
+
 /*
  * Wait for the next thing to do: a signal, the stats tick, the end of
- * --duration, or (with --count) the next count check. The poll threads do
- * the work; this thread only reads their counters.
+ * --duration, the end of every replay, or (with --count) the next count
+ * check. The poll threads do the work; this thread only reads their
+ * counters.
  */
 static void run(struct fwd *f)
 {
 	uint64_t interval = f->o.interval * 1000000ULL;
-	uint64_t next_tick, now;
+	uint64_t next_tick, now, replay_end = 0;
+	bool replay = false;
 	unsigned int i;
 
+	for (i = 0; i < f->nports; i++)
+		replay |= f->ports[i].replay;
 	for (i = 0; i < f->nports; i++)
 		tdev_counters_read(f->ports[i].dev, &f->ports[i].last);
 	f->t_start = f->t_last = tstats_now_ns();
@@ -1328,7 +1394,8 @@ static void run(struct fwd *f)
 		now = tstats_now_ns();
 		if (f->t_end && f->t_end < wake)
 			wake = f->t_end;
-		if (f->o.count && now + COUNT_CHECK_MS * 1000000ULL < wake)
+		if ((f->o.count || replay) &&
+		    now + COUNT_CHECK_MS * 1000000ULL < wake)
 			wake = now + COUNT_CHECK_MS * 1000000ULL;
 		timeout_ms = wake > now ?
 			     (int)((wake - now + 999999) / 1000000) : 0;
@@ -1356,6 +1423,15 @@ static void run(struct fwd *f)
 			f->stop = STOP_COUNT;
 		else if (f->t_end && now >= f->t_end)
 			f->stop = STOP_DURATION;
+		else if (replay && replays_done(f)) {
+			/* Done means the last packets were handed to their
+			 * devices; give the far side a moment to pass them
+			 * on (a veth peer's poll, a kernel ring). */
+			if (!replay_end)
+				replay_end = now + REPLAY_DRAIN_MS * 1000000ULL;
+			else if (now >= replay_end)
+				f->stop = STOP_REPLAY;
+		}
 	}
 }
 
@@ -1475,6 +1551,8 @@ int main(int argc, char **argv)
 	collect_totals(&f);
 	if (!f.out_err)
 		print_totals(&f, ns);
+	if (pcap_errors(&f))
+		ret = 1;
 	teardown(&f);
 	if (!f.out_err && fclose(stdout))
 		f.out_err = errno ? errno : EIO;
