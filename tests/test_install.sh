@@ -20,6 +20,16 @@ pkgc() { pkg-config "$@" uxdp; }
 libdir=$(pkgc --variable=libdir)
 [ -f "$tmp/prefix/include/uxdp/driver.h" ] ||
 	{ echo "headers not under PREFIX"; exit 1; }
+# The man pages: uxdp(7), and each tool's, installed and rendering
+# without a warning.
+for m in man7/uxdp.7; do
+	f=$(find "$tmp/prefix" -path "*/man/$m")
+	[ -n "$f" ] || { echo "$m not installed"; exit 1; }
+	if command -v groff >/dev/null; then
+		w=$(groff -man -Tutf8 -ww "$f" 2>&1 >/dev/null)
+		[ -z "$w" ] || { echo "$m: groff: $w"; exit 1; }
+	fi
+done
 
 cc $(pkgc --cflags) "$src/examples/quickstart.c" $(pkgc --libs) \
 	-o "$tmp/qs-shared"
