@@ -1039,6 +1039,25 @@ static void test_hostile_attach_and_cancel(void **state)
 	uxdp_ring_prod_write_addrs(&rp.prod, idx, buf, got);
 	uxdp_ring_mem_free(rp.mem, 8, 8);
 
+	/*
+	 * Producer: reserve 4, the consumer moves into the reserved slots
+	 * (3 of them, never submitted), the producer looks (nb_free) and
+	 * cancels 3: the consumer must not end up ahead of the producer,
+	 * or the next reserve hands out more than the ring (fuzz_ring's
+	 * crash: 6 slots of a 4-slot ring, a heap overflow).
+	 */
+	assert_int_equal(t_pair_open(&rp, 4, 8, 0), 0);
+	assert_int_equal(uxdp_ring_prod_reserve_batch(&rp.prod, 16, &idx), 4);
+	*t_word(rp.mem, UXDP_RING_OFF_CONSUMER) = 3;
+	assert_true(uxdp_ring_prod_nb_free(&rp.prod, 1) <= 4);
+	uxdp_ring_prod_cancel(&rp.prod, 3);
+	got = uxdp_ring_prod_reserve(&rp.prod, 6, &idx);
+	assert_true(got <= 4);
+	got = uxdp_ring_prod_reserve_batch(&rp.prod, 6, &idx);
+	assert_true(got <= 3);
+	uxdp_ring_prod_write_addrs(&rp.prod, idx, buf, got);
+	uxdp_ring_mem_free(rp.mem, 4, 8);
+
 	/* Consumer: peek 3, the producer jumps ahead, cancel the 3. */
 	assert_int_equal(t_pair_open(&rp, 8, 8, 0), 0);
 	assert_int_equal(uxdp_ring_prod_reserve(&rp.prod, 3, &idx), 3);

@@ -345,6 +345,16 @@ UXDP_INLINE void uxdp_ring_prod_publish(struct uxdp_ring *r)
 UXDP_INLINE void uxdp_ring_prod_cancel(struct uxdp_ring *r, uint32_t n)
 {
 	r->cached_prod -= n;
+	/*
+	 * A consumer index read while the slots were reserved may lie
+	 * inside them (nonsense: they were never submitted, but this side
+	 * cannot tell a submitted slot from a reserved one by the index).
+	 * Left so, it would now be ahead of the producer: more than a ring
+	 * of free slots. Full instead, as for any nonsense consumer.
+	 * (fuzz_ring found it.)
+	 */
+	if (uxdp_unlikely(r->cached_prod - r->cached_cons > r->size))
+		r->cached_cons = r->cached_prod - r->size;
 }
 
 /*
@@ -418,6 +428,10 @@ UXDP_INLINE void uxdp_ring_cons_publish(struct uxdp_ring *r)
 UXDP_INLINE void uxdp_ring_cons_cancel(struct uxdp_ring *r, uint32_t n)
 {
 	r->cached_cons -= n;
+	/* The same for a producer index read ahead of what was peeked: the
+	 * handle never holds more than a ring (see uxdp_ring_prod_cancel). */
+	if (uxdp_unlikely(r->cached_prod - r->cached_cons > r->size))
+		r->cached_prod = r->cached_cons + r->size;
 }
 
 /*

@@ -303,6 +303,25 @@ static void gen_ring(void)
 	u8(&s, R_CONS_CANCEL); u8(&s, 5);
 	u8(&s, R_PEEK); u8(&s, 6);
 	put("ring", "regress-clamp-then-cancel-cons", &s);
+
+	/* Found by a long run: the consumer index moved into slots the
+	 * producer had reserved but not submitted; the producer read it,
+	 * then cancelled those slots, and the consumer was ahead of it: the
+	 * next reserve gave 6 slots of a 4-slot ring (WRITE overflow). The
+	 * input as libFuzzer saved it. */
+	{
+		static const uint8_t in[] = {
+			0x32, 0x02, 0x01, 0x32, 0x02, 0x84, 0x2e, 0x84, 0x84,
+			0x84, 0x84, 0x84, 0x84, 0x84, 0x84, 0x84, 0x84, 0x84,
+			0x84, 0x84, 0x5b, 0x84, 0x84, 0x84, 0x84, 0xf9, 0x24,
+			0x03, 0x04, 0x05, 0x00, 0x00, 0x1b, 0x04, 0x05, 0x08,
+			0x28, 0x03, 0x00, 0x06,
+		};
+
+		memcpy(s.b, in, sizeof(in));
+		s.n = sizeof(in);
+		put("ring", "regress-cancel-into-reserved", &s);
+	}
 }
 
 /* ---- fuzz_pool ----------------------------------------------------------- */
