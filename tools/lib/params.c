@@ -114,6 +114,70 @@ int tparams_parse_msec(const char *s, uint64_t *ms)
 	return 0;
 }
 
+/* One decimal number of a list at *@p, advancing it; -EINVAL, -ERANGE. */
+static int list_number(const char **p, uint32_t hi, uint32_t *v)
+{
+	uint64_t n = 0;
+
+	if (!isdigit((unsigned char)**p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)**p); (*p)++) {
+		n = n * 10 + (uint64_t)(**p - '0');
+		if (n > hi)
+			break;
+	}
+	if (n > hi) {
+		while (isdigit((unsigned char)**p))
+			(*p)++;
+		return -ERANGE;
+	}
+	*v = (uint32_t)n;
+	return 0;
+}
+
+int tparams_parse_list(const char *s, uint32_t hi, uint32_t *out,
+		       unsigned int max)
+{
+	const char *p = s;
+	unsigned int n = 0;
+	int err, range_err = 0;
+
+	do {
+		uint32_t a, b, v;
+
+		err = list_number(&p, hi, &a);
+		if (err == -EINVAL)
+			return err;
+		if (err)
+			range_err = err;
+		b = a;
+		if (*p == '-') {
+			p++;
+			err = list_number(&p, hi, &b);
+			if (err == -EINVAL)
+				return err;
+			if (err)
+				range_err = err;
+		}
+		if (*p && *p != ',')
+			return -EINVAL;
+		/* The whole list must parse before a number out of range
+		 * is the answer: "1,x" is not a list at all. */
+		if (range_err)
+			continue;
+		if (b < a)
+			return -EINVAL;
+		for (v = a;; v++) {
+			if (n == max)
+				return -E2BIG;
+			out[n++] = v;
+			if (v == b)
+				break;
+		}
+	} while (*p++ == ',');
+	return range_err ? range_err : (int)n;
+}
+
 void tparams_fail(const struct tparams *p, const char *fmt, ...)
 {
 	va_list ap;

@@ -104,4 +104,14 @@ int tparams_parse_u64(const char *s, uint64_t *out);
  */
 int tparams_parse_msec(const char *s, uint64_t *ms);
 
+/*
+ * A list of numbers and ranges ("0,2-3") into @out, in the order given,
+ * ranges expanded: at most @max entries, each at most @hi. Duplicates are
+ * kept (the caller decides what one means). Returns the number of entries,
+ * or -EINVAL (not such a list, or a range going down), -ERANGE (a number
+ * above @hi), -E2BIG (more than @max entries).
+ */
+int tparams_parse_list(const char *s, uint32_t hi, uint32_t *out,
+		       unsigned int max);
+
 #endif /* UXDP_TOOLS_PARAMS_H */

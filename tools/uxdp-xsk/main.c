@@ -1,0 +1,1730 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp-xsk: AF_XDP sockets on any uxdp port, as the kernel's xdpsock
+ * sample runs them: rxdrop, txonly or l2fwd.
+ *
+ *	uxdp-xsk [options] PORT
+ *
+ * One socket per queue asked for (--queue), each with a UMEM of its own
+ * and an application thread running the mode's loop (xsk_app.c). The
+ * device side is the tool's too: a program on PORT redirects each packet
+ * to the socket of its queue through a redirect map used as the XSKMAP
+ * (key: the packet's queue), and a poll group per socket queue polls the
+ * device. The main thread only waits for a signal, the stats tick or the
+ * end, and prints.
+ *
+ * With --peer, a second port at the far end of PORT's wire (veth:NAMEp for
+ * veth:NAME): the tool counts what arrives there, the sockets' transmits.
+ * With --feed, a generator per socket sends into the peer, so a port that
+ * makes no traffic of its own (a veth) has some, on every queue.
+ *
+ * The file reads top to bottom: options, programs, state, parsing, setup,
+ * the run loop with its output, teardown.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <uxdp/uxdp.h>
+/* uxdp_port_parse(): port strings are checked before anything opens. */
+#include <uxdp/driver.h>
+
+#include "params.h"
+#include "stats.h"
+#include "xsk_app.h"
+
+#define PROG_NAME	"uxdp-xsk"
+/* Sockets: each has an application and a poll thread, and a feed's;
+ * with the peer's, 3 * 16 + 1 of the library's 64 thread slots. */
+#define MAX_SOCKS	16
+/* How often --count and the end of txonly are checked, and the run
+ * loop's longest sleep then. */
+#define COUNT_CHECK_MS	10
+/* Devices a port may make along (a veth port: its peer) are found among
+ * the ifindexes below this. */
+#define DEV_SCAN_MAX	1024
+
+/* ---- options ------------------------------------------------------------- */
+
+struct xsk_opts {
+	bool rxdrop, txonly, l2fwd;
+	const char *queue;
+	bool copy, zero_copy;
+	uint32_t batch;
+	uint32_t frames;
+	uint32_t frame_size;
+	uint32_t ring_size;
+	bool unaligned;
+	bool need_wakeup, no_need_wakeup;
+	bool poll;
+	bool touch;
+	uint32_t tx_len;
+	uint64_t tx_count;
+	const char *cpus;
+	const char *app_cpus;
+	uint32_t budget;
+	const char *peer;
+	const char *feed;
+	uint64_t duration;	/* ms; 0: until a signal */
+	uint64_t count;		/* packets; 0: no limit */
+	uint64_t interval;	/* ms between stats lines */
+	bool json, quiet, extra;
+};
+
+#define OPT(name, key, type, field, mv, lo, hi, help) \
+	TPARAM(name, key, type, struct xsk_opts, field, mv, lo, hi, help)
+
+static const struct tparam opt_defs[] = {
+	OPT("rxdrop", 'r', TPARAM_FLAG, rxdrop, NULL, 0, 0,
+	    "receive and drop: each chunk goes straight back to the fill "
+	    "ring (the default mode)"),
+	OPT("txonly", 't', TPARAM_FLAG, txonly, NULL, 0, 0,
+	    "send the same UDP packet from every chunk, as fast as the "
+	    "completions come back; the sockets have no RX ring"),
+	OPT("l2fwd", 'l', TPARAM_FLAG, l2fwd, NULL, 0, 0,
+	    "swap the Ethernet addresses of each packet received and send it "
+	    "back out of the same socket"),
+	OPT("queue", 'Q', TPARAM_STR, queue, "LIST", 0, 0,
+	    "the queues of PORT to open a socket on, one socket (with its "
+	    "own UMEM, application thread and poll thread) per queue, e.g. "
+	    "0 or 0-3 or 0,2 (default 0)"),
+	OPT("copy", 0, TPARAM_FLAG, copy, NULL, 0, 0,
+	    "copy mode: every packet copied between the device's buffers "
+	    "and the UMEM (default: zero-copy where the driver can)"),
+	OPT("zero-copy", 0, TPARAM_FLAG, zero_copy, NULL, 0, 0,
+	    "zero-copy mode: the driver receives into and sends from the "
+	    "UMEM; fail where it cannot"),
+	OPT("batch", 'b', TPARAM_U32, batch, "N", 1, 65536,
+	    "descriptors per ring operation (peek, reserve), at most "
+	    "--ring-size (default 64)"),
+	OPT("frames", 'F', TPARAM_U32, frames, "N", 16, 1U << 20,
+	    "UMEM chunks per socket (default 4096)"),
+	OPT("frame-size", 'f', TPARAM_U32, frame_size, "BYTES", 2048, 4096,
+	    "UMEM chunk size, 2048 or 4096 (default 4096)"),
+	OPT("ring-size", 0, TPARAM_U32, ring_size, "N", 16, 1U << 20,
+	    "entries of each socket's RX and TX rings, a power of two "
+	    "(default 2048); the fill and completion rings hold every chunk"),
+	OPT("unaligned", 'u', TPARAM_FLAG, unaligned, NULL, 0, 0,
+	    "UMEM in unaligned mode: descriptors carry the chunk's base and "
+	    "the packet's offset apart (default aligned)"),
+	OPT("need-wakeup", 0, TPARAM_FLAG, need_wakeup, NULL, 0, 0,
+	    "bind with need_wakeup: kick the socket only when its rings say "
+	    "so (the default)"),
+	OPT("no-need-wakeup", 'm', TPARAM_FLAG, no_need_wakeup, NULL, 0, 0,
+	    "bind without need_wakeup: kick TX after every batch, never "
+	    "kick RX"),
+	OPT("poll", 'p', TPARAM_FLAG, poll, NULL, 0, 0,
+	    "when idle, sleep on the socket (its wake-up fd; txonly: "
+	    "uxdp_xsk_poll) instead of spinning (default: busy polling)"),
+	OPT("touch", 0, TPARAM_FLAG, touch, NULL, 0, 0,
+	    "rxdrop: read the first byte of every packet (default: the data "
+	    "is not touched)"),
+	OPT("tx-len", 's', TPARAM_U32, tx_len, "BYTES", 42, 4096,
+	    "txonly: packet length, at most --frame-size (default 64)"),
+	OPT("tx-count", 'C', TPARAM_U64, tx_count, "N", 1, UINT64_MAX,
+	    "txonly: packets each socket sends; the run ends when every "
+	    "socket has sent them and seen them completed (default: no "
+	    "limit)"),
+	OPT("cpus", 0, TPARAM_STR, cpus, "LIST", 0, 0,
+	    "pin the poll thread of the i-th queue to the i-th CPU of LIST "
+	    "(\"0,2-3\"), one CPU per queue (default: not pinned)"),
+	OPT("app-cpus", 0, TPARAM_STR, app_cpus, "LIST", 0, 0,
+	    "pin the application thread of the i-th queue to the i-th CPU "
+	    "of LIST (default: not pinned)"),
+	OPT("budget", 0, TPARAM_U32, budget, "N", 1, 4096,
+	    "packets a poll thread takes from its queue at a time (default "
+	    "64, NAPI's)"),
+	OPT("peer", 'P', TPARAM_STR, peer, "PORT", 0, 0,
+	    "the far end of PORT's wire, opened in this process (veth:NAMEp "
+	    "for veth:NAME): its packets are counted, with the Ethernet "
+	    "addresses they carry (default none)"),
+	OPT("feed", 0, TPARAM_STR, feed, "PORT", 0, 0,
+	    "a generator sending into PORT through --peer, opened once per "
+	    "socket (each on a thread of its own, so a peer that picks the "
+	    "queue by thread, as veth does, spreads them): traffic for a "
+	    "port that makes none (default none)"),
+	OPT("duration", 'd', TPARAM_MSEC, duration, "SECONDS", 0,
+	    365ULL * 86400 * 1000,
+	    "stop after this long, exit status 0 (default 0: run until "
+	    "SIGINT or SIGTERM)"),
+	OPT("count", 'c', TPARAM_U64, count, "N", 0, UINT64_MAX,
+	    "stop once the sockets have received N packets in all (txonly: "
+	    "sent); checked every 10 ms, so the totals may show a few more "
+	    "(default 0: no limit)"),
+	OPT("interval", 'i', TPARAM_MSEC, interval, "SECONDS", 100,
+	    3600 * 1000, "seconds between two stats lines (default 1)"),
+	OPT("json", 'j', TPARAM_FLAG, json, NULL, 0, 0,
+	    "JSON lines on stdout: one object per interval, then one with "
+	    "the totals (default: text)"),
+	OPT("extra-stats", 'v', TPARAM_FLAG, extra, NULL, 0, 0,
+	    "every socket statistic (uxdp_xsk_stats) and the application's "
+	    "own counters, the devices' non-zero counters, and at the end "
+	    "the audit of every UMEM chunk; the set-up on stderr"),
+	OPT("quiet", 'q', TPARAM_FLAG, quiet, NULL, 0, 0,
+	    "no header and no per-interval output, only the totals"),
+	TPARAM_HELP_ROW,
+};
+
+#define NOPTS	(sizeof(opt_defs) / sizeof(opt_defs[0]))
+
+static void more_help(FILE *f);
+
+static struct tparams params = {
+	.prog = PROG_NAME,
+	.synopsis = "[options] PORT",
+	.about = "Open an AF_XDP socket on each queue asked for of PORT (any "
+		 "port string) and run xdpsock's rxdrop, txonly or l2fwd on "
+		 "it: live rx/s and tx/s per socket every interval, totals at "
+		 "the end.",
+	.defs = opt_defs,
+	.ndefs = NOPTS,
+	.more_help = more_help,
+};
+
+/* ---- programs ------------------------------------------------------------ */
+
+/* PORT's program: to the socket bound to the packet's queue (the XSKMAP;
+ * a queue without one drops, counted in redirect_miss). */
+static uint32_t prog_xsk(struct uxdp_buff *ctx, void *priv)
+{
+	return uxdp_redirect_map(priv, ctx->rxq->queue_index, UXDP_DROP);
+}
+
+/* PORT's program in txonly: the sockets receive nothing. */
+static uint32_t prog_drop(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	(void)priv;
+	return UXDP_DROP;
+}
+
+/* A feed's program: out of the peer, into PORT. */
+static uint32_t prog_feed(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	return uxdp_redirect_map(priv, 0, UXDP_DROP);
+}
+
+/*
+ * The peer's program, per queue: count what the sockets sent, and keep
+ * the Ethernet addresses of the first packet; packets whose addresses
+ * differ from those are counted apart. Written by the queue's poller,
+ * read once the pollers have stopped.
+ */
+struct peer_count {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t other;		/* addresses not the first packet's */
+	unsigned char macs[12];	/* destination, source */
+	bool have;
+} __attribute__((aligned(UXDP_CACHE_LINE)));
+
+static uint32_t prog_peer(struct uxdp_buff *ctx, void *priv)
+{
+	struct peer_count *c = priv;
+	const unsigned char *p = ctx->data;
+	uint64_t len = (uint64_t)((const char *)ctx->data_end -
+				  (const char *)ctx->data);
+
+	c->packets++;
+	c->bytes += len;
+	if (len < 12) {
+		c->other++;
+	} else if (!c->have) {
+		memcpy(c->macs, p, 12);
+		c->have = true;
+	} else if (memcmp(c->macs, p, 12)) {
+		c->other++;
+	}
+	return UXDP_DROP;
+}
+
+/* ---- state --------------------------------------------------------------- */
+
+/* A device the tool opened, and what the output says of it. */
+struct port {
+	const char *spec;		/* as given */
+	struct uxdp_dev *dev;
+	struct tdev_counters last;	/* at the previous tick */
+	struct tdev_counters total;	/* at the end */
+	struct tstat_set pool;
+	struct uxdp_dev_audit audit;
+	int audit_err;
+	struct uxdp_poll_group *group;	/* peer and feeds: their own */
+};
+
+struct sock {
+	uint32_t queue;
+	struct xsk_app app;
+	bool app_ok;			/* xsk_app_init succeeded */
+	bool zc;			/* uxdp_xsk_options() said so */
+	pthread_t thread;
+	bool running;
+	int app_cpu;			/* -1: not pinned */
+	const uint32_t *stop;		/* the tool's stop flag */
+	uint32_t *ready;		/* threads that have their index */
+	struct uxdp_poll_group *group;
+	struct xsk_app_stats last;	/* at the previous tick */
+	struct uxdp_xsk_stats xlast;
+	struct xsk_app_stats total;
+	struct uxdp_xsk_stats xtotal;
+	struct xsk_app_audit audit;
+	int audit_err;
+};
+
+enum stop_reason {
+	STOP_NONE,
+	STOP_SIGNAL,
+	STOP_DURATION,
+	STOP_COUNT,
+	STOP_TX_COUNT,
+	STOP_OUTPUT,
+};
+
+struct xsk_tool {
+	struct xsk_opts o;
+	enum xsk_app_mode mode;
+	uint32_t bind_flags;
+	uint32_t queues[MAX_SOCKS];
+	unsigned int nsocks;
+	uint32_t cpus[MAX_SOCKS], app_cpus[MAX_SOCKS];
+	unsigned int ncpus, napp_cpus;
+
+	struct port port;
+	struct port peer;
+	struct port feeds[MAX_SOCKS];
+	unsigned int nfeeds;
+	/* The ifindexes in use before the ports opened: a device that was
+	 * not there then and is at the end was made along by a port (a veth
+	 * port's peer) and goes with them. */
+	bool before[DEV_SCAN_MAX];
+	bool scanned;
+	struct tdev_names names;
+	struct uxdp_map *xskmap;
+	struct uxdp_map *feedmap;
+	struct peer_count *peer_counts;
+	uint32_t peer_nrxq;
+
+	struct sock *socks;
+
+	uint32_t stop_flag;		/* the application threads' stop */
+	uint32_t app_ready;		/* application threads registered */
+	int stop_fd;			/* readable once they must stop */
+	int sigfd;
+	enum stop_reason stop;
+	int stop_sig;
+	int out_err;
+	uint64_t t_start, t_last;
+	uint64_t seq;
+};
+
+/* ---- messages ------------------------------------------------------------ */
+
+static void __attribute__((format(printf, 1, 2))) warn_msg(const char *fmt,
+							   ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG_NAME ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+note(const struct xsk_tool *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!t->o.extra)
+		return;
+	fprintf(stderr, PROG_NAME ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* The library's reason, or errno's when it gave none. */
+static const char *why(int err)
+{
+	return *uxdp_errmsg() ? uxdp_errmsg() : strerror(err < 0 ? -err : err);
+}
+
+/* A port syntax, cut before a '[' where it would pass column 79. */
+static void put_syntax(FILE *f, const char *s, size_t len)
+{
+	size_t col = 2, i = 0;
+
+	fprintf(f, "  ");
+	while (i < len) {
+		size_t n = 1;
+
+		while (i + n < len && s[i + n] != '[')
+			n++;
+		if (col > 2 && col + n > 79) {
+			fprintf(f, "\n    ");
+			col = 4;
+		}
+		fwrite(s + i, 1, n, f);
+		col += n;
+		i += n;
+	}
+	fputc('\n', f);
+}
+
+static void more_help(FILE *f)
+{
+	char kinds[256], *k, *save = NULL;
+
+	fprintf(f, "ports (KIND:ARG[,key[=value]...]), the kinds built in:\n");
+	uxdp_port_kinds(kinds, sizeof(kinds));
+	for (k = strtok_r(kinds, ", ", &save); k;
+	     k = strtok_r(NULL, ", ", &save)) {
+		const char *u = uxdp_port_usage(k), *gap;
+
+		if (!u)
+			u = k;
+		gap = strstr(u, "  ");
+		put_syntax(f, u, gap ? (size_t)(gap - u) : strlen(u));
+		if (gap) {
+			fprintf(f, "%6s", "");
+			tparams_wrap(f, 6, 6, gap);
+		}
+	}
+	fprintf(f, "\noutput:\n  ");
+	tparams_wrap(f, 2, 2, "Per interval and socket: rx/s packets the "
+		     "application took from the RX ring, tx/s packets whose "
+		     "transmit completed; with more than one socket, their "
+		     "total. -v adds the socket's statistics and the "
+		     "application's counters, and at the end the audit of "
+		     "every UMEM chunk. Totals at the end.");
+	fprintf(f, "\nexit status:\n  ");
+	tparams_wrap(f, 2, 2, "0 stopped by SIGINT, SIGTERM, SIGHUP, "
+		     "--duration, --count or --tx-count; 1 a port, socket or "
+		     "thread could not be set up, or the output could not be "
+		     "written; 2 bad usage.");
+	fprintf(f, "\nexamples:\n"
+		"  " PROG_NAME " --zero-copy -c 10M null:gen,count=10M\n"
+		"  " PROG_NAME " --txonly -C 1M null:sink,sink\n"
+		"  " PROG_NAME " --l2fwd --queue 0-1 --peer veth:vp "
+		"--feed null:f,pps=1M veth:v,queues=2\n"
+		"  " PROG_NAME " --poll afxdp:eth0@0\n"
+		"\nSee uxdp-xsk(1).\n");
+}
+
+/* ---- parsing what the table cannot check --------------------------------- */
+
+/* @what: a list of CPUs, each one this process may run on. */
+static unsigned int parse_cpu_list(const char *what, const char *s,
+				   uint32_t *out)
+{
+	cpu_set_t allowed;
+	int n, i;
+
+	n = tparams_parse_list(s, CPU_SETSIZE - 1, out, MAX_SOCKS);
+	if (n == -E2BIG)
+		tparams_fail(&params, "--%s: more than %d CPUs", what,
+			     MAX_SOCKS);
+	if (n < 0)
+		tparams_fail(&params, "--%s '%s': want a list like 0,2-3 of "
+			     "CPU numbers", what, s);
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		CPU_ZERO(&allowed);
+	for (i = 0; i < n; i++)
+		if (!CPU_ISSET(out[i], &allowed))
+			tparams_fail(&params, "--%s: CPU %u is not one this "
+				     "process may run on", what, out[i]);
+	return (unsigned int)n;
+}
+
+static void parse_queues(struct xsk_tool *t)
+{
+	const char *s = t->o.queue ? t->o.queue : "0";
+	unsigned int i, j;
+	int n;
+
+	n = tparams_parse_list(s, 65535, t->queues, MAX_SOCKS);
+	if (n == -E2BIG)
+		tparams_fail(&params, "--queue: more than %d queues",
+			     MAX_SOCKS);
+	if (n == -ERANGE)
+		tparams_fail(&params, "--queue '%s': queues are 0..65535", s);
+	if (n < 0)
+		tparams_fail(&params, "--queue '%s': want a queue or a list "
+			     "like 0-3 or 0,2", s);
+	t->nsocks = (unsigned int)n;
+	for (i = 0; i < t->nsocks; i++)
+		for (j = 0; j < i; j++)
+			if (t->queues[i] == t->queues[j])
+				tparams_fail(&params, "--queue '%s': queue %u "
+					     "twice (one socket per queue)", s,
+					     t->queues[i]);
+}
+
+/* A port string that parses and names a kind built in; else exit 2. */
+static void check_port(const char *what, const char *spec)
+{
+	struct uxdp_port parsed;
+	char kinds[256];
+
+	if (uxdp_port_parse(spec, &parsed))
+		tparams_fail(&params, "%s%s", what, uxdp_errmsg());
+	if (!uxdp_port_usage(parsed.kind)) {
+		uxdp_port_kinds(kinds, sizeof(kinds));
+		tparams_fail(&params, "%sport '%s': unknown kind '%s' (built "
+			     "in: %s)", what, spec, parsed.kind, kinds);
+	}
+}
+
+/* An option that only one mode takes. */
+static void mode_only(const struct xsk_tool *t, const char *opt,
+		      enum xsk_app_mode mode, const char *mode_opt)
+{
+	if (tparams_given(&params, opt) && t->mode != mode)
+		tparams_fail(&params, "--%s applies to --%s only", opt,
+			     mode_opt);
+}
+
+static void parse_args(struct xsk_tool *t, int argc, char **argv)
+{
+	struct xsk_opts *o = &t->o;
+	int first;
+
+	o->batch = 64;
+	o->frames = 4096;
+	o->frame_size = 4096;
+	o->ring_size = UXDP_XSK_RING_DEFAULT;
+	o->tx_len = 64;
+	o->budget = UXDP_NAPI_BUDGET;
+	o->interval = 1000;
+	first = tparams_parse(&params, argc, argv, o);
+
+	if (o->rxdrop + o->txonly + o->l2fwd > 1)
+		tparams_fail(&params, "--rxdrop, --txonly and --l2fwd exclude "
+			     "each other");
+	t->mode = o->txonly ? XSK_APP_TXONLY : o->l2fwd ? XSK_APP_L2FWD :
+		  XSK_APP_RXDROP;
+	if (o->copy && o->zero_copy)
+		tparams_fail(&params, "--copy and --zero-copy exclude each "
+			     "other");
+	if (o->need_wakeup && o->no_need_wakeup)
+		tparams_fail(&params, "--need-wakeup and --no-need-wakeup "
+			     "exclude each other");
+	if (o->frame_size != 2048 && o->frame_size != 4096)
+		tparams_fail(&params, "--frame-size %u: 2048 or 4096",
+			     o->frame_size);
+	if (o->ring_size & (o->ring_size - 1))
+		tparams_fail(&params, "--ring-size: %u is not a power of two",
+			     o->ring_size);
+	if (o->batch > o->ring_size)
+		tparams_fail(&params, "--batch %u is more than --ring-size %u",
+			     o->batch, o->ring_size);
+	mode_only(t, "tx-len", XSK_APP_TXONLY, "txonly");
+	mode_only(t, "tx-count", XSK_APP_TXONLY, "txonly");
+	mode_only(t, "touch", XSK_APP_RXDROP, "rxdrop");
+	if (o->tx_len > o->frame_size)
+		tparams_fail(&params, "--tx-len %u does not fit a %u-byte "
+			     "frame", o->tx_len, o->frame_size);
+	t->bind_flags = (o->copy ? UXDP_XSK_F_COPY : 0) |
+			(o->zero_copy ? UXDP_XSK_F_ZEROCOPY : 0) |
+			(o->no_need_wakeup ? 0 : UXDP_XSK_F_NEED_WAKEUP);
+	parse_queues(t);
+	if (o->cpus) {
+		t->ncpus = parse_cpu_list("cpus", o->cpus, t->cpus);
+		if (t->ncpus != t->nsocks)
+			tparams_fail(&params, "--cpus lists %u CPU%s for %u "
+				     "queue%s: one per queue", t->ncpus,
+				     t->ncpus == 1 ? "" : "s", t->nsocks,
+				     t->nsocks == 1 ? "" : "s");
+	}
+	if (o->app_cpus) {
+		t->napp_cpus = parse_cpu_list("app-cpus", o->app_cpus,
+					      t->app_cpus);
+		if (t->napp_cpus != t->nsocks)
+			tparams_fail(&params, "--app-cpus lists %u CPU%s for "
+				     "%u queue%s: one per queue", t->napp_cpus,
+				     t->napp_cpus == 1 ? "" : "s", t->nsocks,
+				     t->nsocks == 1 ? "" : "s");
+	}
+	if (o->feed && !o->peer)
+		tparams_fail(&params, "--feed sends through --peer: give both");
+	if (o->feed && t->mode == XSK_APP_TXONLY)
+		tparams_fail(&params, "--feed: txonly sockets receive nothing");
+	if (first >= argc)
+		tparams_fail(&params, "no PORT given");
+	if (argc - first > 1)
+		tparams_fail(&params, "one PORT only ('%s' is one too many)",
+			     argv[first + 1]);
+	t->port.spec = argv[first];
+	check_port("", t->port.spec);
+	if (o->peer) {
+		t->peer.spec = o->peer;
+		check_port("--peer: ", o->peer);
+	}
+	if (o->feed)
+		check_port("--feed: ", o->feed);
+}
+
+/* ---- signals ------------------------------------------------------------- */
+
+/*
+ * Never runs: the signals are blocked in every thread and read from a
+ * signalfd. A handler makes the disposition ours also when the shell
+ * started us in the background with SIGINT ignored.
+ */
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+static int setup_signals(struct xsk_tool *t)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t set;
+	unsigned int i;
+
+	/* Blocked before any thread exists: they inherit the mask, and
+	 * only the signalfd ever takes these signals. */
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&set, sigs[i]);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &sa, NULL))
+			return -errno;
+	/* A reader gone is a write error to report, not death by SIGPIPE
+	 * with the sockets bound. */
+	signal(SIGPIPE, SIG_IGN);
+	t->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return t->sigfd < 0 ? -errno : 0;
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+static int open_port(struct port *pt, const char *spec, const char *name,
+		     const char *what)
+{
+	pt->spec = spec;
+	pt->dev = uxdp_dev_open(spec, name);
+	if (!pt->dev) {
+		warn_msg("%sport '%s': %s", what, spec, why(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Which ifindexes hold a device now. */
+static void dev_scan(bool *present)
+{
+	uint32_t i;
+
+	for (i = 1; i <= DEV_SCAN_MAX; i++)
+		present[i - 1] = uxdp_dev_get_by_index(i) != NULL;
+}
+
+static int open_ports(struct xsk_tool *t)
+{
+	/* ARG cut to leave room for two digits (MAX_SOCKS), in a buffer
+	 * the compiler can see any number fits. */
+	char name[UXDP_IFNAMSIZ + 16];
+	struct uxdp_port parsed;
+	unsigned int i;
+
+	dev_scan(t->before);
+	t->scanned = true;
+	if (open_port(&t->port, t->port.spec, NULL, ""))
+		return -1;
+	note(t, "port %s: device %s (%s), %u RX / %u TX queues",
+	     t->port.spec, uxdp_dev_name(t->port.dev),
+	     uxdp_dev_kind(t->port.dev), uxdp_dev_num_rxq(t->port.dev),
+	     uxdp_dev_num_txq(t->port.dev));
+	if (t->o.peer) {
+		if (open_port(&t->peer, t->o.peer, NULL, "--peer: "))
+			return -1;
+		if (t->peer.dev == t->port.dev) {
+			warn_msg("--peer '%s' is PORT itself (%s)", t->o.peer,
+				 uxdp_dev_name(t->port.dev));
+			t->peer.dev = NULL;
+			return -1;
+		}
+		note(t, "peer %s: device %s (%s), %u RX queues", t->o.peer,
+		     uxdp_dev_name(t->peer.dev), uxdp_dev_kind(t->peer.dev),
+		     uxdp_dev_num_rxq(t->peer.dev));
+	}
+	if (t->o.feed) {
+		/* One device per socket, each its own name: the port's
+		 * ARG with the socket's number after it. */
+		uxdp_port_parse(t->o.feed, &parsed);
+		for (i = 0; i < t->nsocks; i++) {
+			const char *nm = NULL;
+
+			if (t->nsocks > 1) {
+				snprintf(name, sizeof(name), "%.*s%u",
+					 UXDP_IFNAMSIZ - 3, parsed.arg, i);
+				nm = name;
+			}
+			if (open_port(&t->feeds[i], t->o.feed, nm, "--feed: "))
+				return -1;
+			t->nfeeds++;
+			if (t->feeds[i].dev == t->port.dev ||
+			    t->feeds[i].dev == t->peer.dev) {
+				warn_msg("--feed '%s' is PORT or --peer (%s)",
+					 t->o.feed,
+					 uxdp_dev_name(t->feeds[i].dev));
+				t->feeds[i].dev = NULL;
+				return -1;
+			}
+			note(t, "feed %u: device %s (%s)", i,
+			     uxdp_dev_name(t->feeds[i].dev),
+			     uxdp_dev_kind(t->feeds[i].dev));
+		}
+	}
+	if (tdev_names_read(t->port.dev, &t->names)) {
+		warn_msg("the library's counters are not the ones in its "
+			 "headers (%s): a mismatched libuxdp?",
+			 *uxdp_errmsg() ? uxdp_errmsg() : "stats walk");
+		return -1;
+	}
+	return 0;
+}
+
+static int attach(struct uxdp_dev *dev, uint32_t q, const char *name,
+		  uxdp_prog_fn fn, void *priv)
+{
+	struct uxdp_prog *prog = uxdp_prog_create(name, fn, priv);
+	int err;
+
+	if (!prog) {
+		warn_msg("program %s: %s", name, why(errno));
+		return -1;
+	}
+	err = uxdp_dev_attach_prog(dev, q, prog);
+	/* The device holds its own reference. */
+	uxdp_prog_put(prog);
+	if (err) {
+		warn_msg("%s: attaching %s: %s", uxdp_dev_name(dev), name,
+			 why(err));
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_sockets(struct xsk_tool *t)
+{
+	struct xsk_app_cfg cfg = {
+		.mode = t->mode,
+		.batch = t->o.batch,
+		.frames = t->o.frames,
+		.frame_size = t->o.frame_size,
+		.ring_size = t->o.ring_size,
+		.unaligned = t->o.unaligned,
+		.bind_flags = t->bind_flags,
+		.poll = t->o.poll,
+		.touch = t->o.touch,
+		.tx_len = t->o.tx_len,
+		.tx_count = t->o.tx_count,
+		.stop_fd = t->stop_fd,
+	};
+	unsigned int i;
+	int err;
+
+	/* One slot per RX queue: the key is the packet's queue. */
+	t->xskmap = uxdp_map_create(uxdp_dev_num_rxq(t->port.dev));
+	if (!t->xskmap) {
+		warn_msg("XSKMAP: %s", why(errno));
+		return -1;
+	}
+	for (i = 0; i < t->nsocks; i++) {
+		struct sock *s = &t->socks[i];
+
+		err = xsk_app_init(&s->app, &cfg, t->port.dev, s->queue);
+		if (err) {
+			warn_msg("socket on %s queue %u: %s",
+				 uxdp_dev_name(t->port.dev), s->queue,
+				 why(err));
+			return -1;
+		}
+		s->app_ok = true;
+		s->zc = uxdp_xsk_options(s->app.xsk) & UXDP_XSK_OPT_ZEROCOPY;
+		if (t->mode != XSK_APP_TXONLY &&
+		    uxdp_map_update(t->xskmap, s->queue,
+				    uxdp_xsk_target(s->app.xsk))) {
+			warn_msg("XSKMAP: %s", why(EINVAL));
+			return -1;
+		}
+		note(t, "socket on %s queue %u: %s, %u frames of %u bytes%s",
+		     uxdp_dev_name(t->port.dev), s->queue,
+		     s->zc ? "zero-copy" : "copy", t->o.frames,
+		     t->o.frame_size, t->o.unaligned ? ", unaligned" : "");
+	}
+	if (t->mode == XSK_APP_TXONLY)
+		return attach(t->port.dev, UXDP_ALL_QUEUES, "drop", prog_drop,
+			      NULL);
+	return attach(t->port.dev, UXDP_ALL_QUEUES, "xsk", prog_xsk,
+		      t->xskmap);
+}
+
+static int setup_peer(struct xsk_tool *t)
+{
+	uint32_t q;
+	unsigned int i;
+
+	if (!t->peer.dev)
+		return 0;
+	t->peer_nrxq = uxdp_dev_num_rxq(t->peer.dev);
+	/* calloc() would not keep the cache-line alignment. */
+	if (posix_memalign((void **)&t->peer_counts, UXDP_CACHE_LINE,
+			   t->peer_nrxq * sizeof(*t->peer_counts))) {
+		t->peer_counts = NULL;
+		warn_msg("out of memory");
+		return -1;
+	}
+	memset(t->peer_counts, 0, t->peer_nrxq * sizeof(*t->peer_counts));
+	/* Per queue: each counter has one writer. */
+	for (q = 0; q < t->peer_nrxq; q++)
+		if (attach(t->peer.dev, q, "peer", prog_peer,
+			   &t->peer_counts[q]))
+			return -1;
+	if (!t->nfeeds)
+		return 0;
+	t->feedmap = uxdp_map_create(1);
+	if (!t->feedmap ||
+	    uxdp_map_update(t->feedmap, 0, uxdp_dev_target(t->peer.dev))) {
+		warn_msg("feed map: %s", why(errno));
+		return -1;
+	}
+	for (i = 0; i < t->nfeeds; i++)
+		if (attach(t->feeds[i].dev, UXDP_ALL_QUEUES, "feed", prog_feed,
+			   t->feedmap))
+			return -1;
+	return 0;
+}
+
+static int dev_up(struct uxdp_dev *dev)
+{
+	int err = dev ? uxdp_dev_up(dev) : 0;
+
+	if (err)
+		warn_msg("%s: up: %s", uxdp_dev_name(dev), why(err));
+	return err ? -1 : 0;
+}
+
+static struct uxdp_poll_group *group_start(const struct xsk_tool *t,
+					   struct uxdp_dev *dev, uint32_t q,
+					   int cpu)
+{
+	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, go,
+			  .budget = (int)t->o.budget);
+	struct uxdp_poll_group *g;
+	int err;
+
+	if (cpu >= 0) {
+		go.flags = UXDP_THREAD_F_PIN;
+		go.cpu = cpu;
+	}
+	g = uxdp_poll_group_create(&go);
+	if (!g) {
+		warn_msg("poll group: %s", why(errno));
+		return NULL;
+	}
+	err = uxdp_poll_group_add(g, dev, q);
+	if (!err)
+		err = uxdp_poll_group_start(g);
+	if (err) {
+		warn_msg("polling %s: %s", uxdp_dev_name(dev), why(err));
+		uxdp_poll_group_destroy(g);
+		return NULL;
+	}
+	return g;
+}
+
+static void *app_thread(void *arg)
+{
+	struct sock *s = arg;
+
+	if (s->app_cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(s->app_cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	/* The thread index a transmit would take anyway (the library's
+	 * smp_processor_id), taken now, before any poll thread starts:
+	 * see setup(). */
+	uxdp_thread_index();
+	/* Release, with setup()'s acquire: the index is taken before the
+	 * main thread starts the poll threads. (The index registry has its
+	 * own lock; this orders the two threads' steps, nothing else.) */
+	__atomic_fetch_add(s->ready, 1, __ATOMIC_RELEASE);
+	xsk_app_run(&s->app, s->stop);
+	return NULL;
+}
+
+static int setup(struct xsk_tool *t)
+{
+	unsigned int i;
+	int err;
+
+	/* posix_memalign: struct xsk_app has a cache-aligned member. */
+	if (posix_memalign((void **)&t->socks, UXDP_CACHE_LINE,
+			   t->nsocks * sizeof(*t->socks))) {
+		t->socks = NULL;
+		warn_msg("out of memory");
+		return -1;
+	}
+	memset(t->socks, 0, t->nsocks * sizeof(*t->socks));
+	for (i = 0; i < t->nsocks; i++) {
+		t->socks[i].queue = t->queues[i];
+		t->socks[i].app_cpu = t->napp_cpus ? (int)t->app_cpus[i] : -1;
+		t->socks[i].stop = &t->stop_flag;
+		t->socks[i].ready = &t->app_ready;
+	}
+	t->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (t->stop_fd < 0) {
+		warn_msg("eventfd: %s", strerror(errno));
+		return -1;
+	}
+	if (open_ports(t) || setup_sockets(t) || setup_peer(t))
+		return -1;
+	if (dev_up(t->port.dev) || dev_up(t->peer.dev))
+		return -1;
+	for (i = 0; i < t->nfeeds; i++)
+		if (dev_up(t->feeds[i].dev))
+			return -1;
+	for (i = 0; i < t->nsocks; i++) {
+		struct sock *s = &t->socks[i];
+
+		err = pthread_create(&s->thread, NULL, app_thread, s);
+		if (err) {
+			warn_msg("application thread: %s", strerror(err));
+			return -1;
+		}
+		s->running = true;
+	}
+	/*
+	 * Thread indexes, the lowest free one to each thread as it first
+	 * polls or transmits: the application threads', then each poll
+	 * thread's as it starts (uxdp_poll_group_start() waits for that),
+	 * the feeds' last, one after the other. So the feeds' indexes are
+	 * consecutive, and a peer that picks the queue by the sender's
+	 * index (veth) gives each feed a queue of its own: an application
+	 * transmitting for the first time in between would take one.
+	 */
+	while (__atomic_load_n(&t->app_ready, __ATOMIC_ACQUIRE) < t->nsocks)
+		sched_yield();
+	for (i = 0; i < t->nsocks; i++) {
+		struct sock *s = &t->socks[i];
+
+		s->group = group_start(t, t->port.dev, s->queue,
+				       t->ncpus ? (int)t->cpus[i] : -1);
+		if (!s->group)
+			return -1;
+		note(t, "poll thread %u%s polls %s queue %u", i,
+		     t->ncpus ? " (pinned)" : "", uxdp_dev_name(t->port.dev),
+		     s->queue);
+	}
+	if (t->peer.dev) {
+		t->peer.group = group_start(t, t->peer.dev, UXDP_ALL_QUEUES,
+					    -1);
+		if (!t->peer.group)
+			return -1;
+	}
+	/* Last, one after the other (above). */
+	for (i = 0; i < t->nfeeds; i++) {
+		t->feeds[i].group = group_start(t, t->feeds[i].dev,
+						UXDP_ALL_QUEUES, -1);
+		if (!t->feeds[i].group)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	size_t off;
+} xsk_fields[] = {
+#define XF(f) { #f, offsetof(struct uxdp_xsk_stats, f) }
+	XF(rx_dropped),
+	XF(rx_invalid_descs),
+	XF(tx_invalid_descs),
+	XF(rx_ring_full),
+	XF(rx_fill_ring_empty_descs),
+	XF(tx_ring_empty_descs),
+#undef XF
+};
+
+#define NXSK	(sizeof(xsk_fields) / sizeof(xsk_fields[0]))
+
+static uint64_t xsk_field(const struct uxdp_xsk_stats *st, unsigned int i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)st + xsk_fields[i].off, sizeof(v));
+	return v;
+}
+
+static void xsk_stats_sub(const struct uxdp_xsk_stats *a,
+			  const struct uxdp_xsk_stats *b,
+			  struct uxdp_xsk_stats *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < NXSK; i++) {
+		uint64_t x = xsk_field(a, i), y = xsk_field(b, i);
+		uint64_t v = x >= y ? x - y : 0;
+
+		memcpy((char *)d + xsk_fields[i].off, &v, sizeof(v));
+	}
+}
+
+static void app_stats_sub(const struct xsk_app_stats *a,
+			  const struct xsk_app_stats *b,
+			  struct xsk_app_stats *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < XSK_APP_NSTATS; i++) {
+		uint64_t x = xsk_app_stat(a, i), y = xsk_app_stat(b, i);
+		uint64_t v = x >= y ? x - y : 0;
+
+		memcpy((uint64_t *)d + i, &v, sizeof(v));
+	}
+}
+
+static const char *bind_name(const struct sock *s)
+{
+	return s->zc ? "zero-copy" : "copy";
+}
+
+static const char *mode_name(enum xsk_app_mode m)
+{
+	return m == XSK_APP_TXONLY ? "txonly" : m == XSK_APP_L2FWD ? "l2fwd" :
+	       "rxdrop";
+}
+
+/* A line of output went out, or the run stops. */
+static void check_output(struct xsk_tool *t)
+{
+	int err = tstats_flush(stdout);
+
+	if (err && !t->out_err) {
+		t->out_err = err;
+		t->stop = STOP_OUTPUT;
+	}
+}
+
+#define FMT(buf, v, ns) ((ns) ? tstats_fmt_rate(buf, sizeof(buf), v, ns) : \
+			 tstats_fmt_count(buf, sizeof(buf), v))
+
+/* "q0 zero-copy  14,880,952 rx/s  0 tx/s"; @ns == 0: totals. */
+static void print_sock_text(const char *name, const char *bind, uint64_t rx,
+			    uint64_t tx, uint64_t ns)
+{
+	const char *unit = ns ? "/s" : "";
+	char a[32], b[32];
+
+	printf("%-6s %-9s %15s rx%-2s %15s tx%s\n", name, bind,
+	       FMT(a, rx, ns), unit, FMT(b, tx, ns), unit);
+}
+
+/* -v: every socket statistic and application counter. */
+static void print_extra_text(const struct uxdp_xsk_stats *x,
+			     const struct xsk_app_stats *ap, uint64_t ns)
+{
+	const char *unit = ns ? "/s" : "";
+	char a[32];
+	unsigned int i;
+
+	for (i = 0; i < NXSK; i++)
+		printf("  xsk.%-24s %15s%s\n", xsk_fields[i].name,
+		       FMT(a, xsk_field(x, i), ns), unit);
+	for (i = 0; i < XSK_APP_NSTATS; i++)
+		printf("  app.%-24s %15s%s\n", xsk_app_stat_names[i],
+		       FMT(a, xsk_app_stat(ap, i), ns), unit);
+}
+
+/* A device's line, and with -v its non-zero counters. */
+static void print_dev_text(const struct xsk_tool *t, const char *role,
+			   const struct port *pt,
+			   const struct tdev_counters *d, uint64_t ns)
+{
+	const char *unit = ns ? "/s" : "";
+	char a[32], b[32];
+	unsigned int i;
+
+	printf("%s %s (%s): %s rx%s, %s tx%s\n", role, uxdp_dev_name(pt->dev),
+	       uxdp_dev_kind(pt->dev), FMT(a, d->rx.packets, ns), unit,
+	       FMT(b, d->tx.packets, ns), unit);
+	if (!t->o.extra)
+		return;
+	for (i = 0; i < TDEV_NRX; i++) {
+		uint64_t v = tdev_rx_field(d, i);
+
+		if (v)
+			printf("  rx.%-25s %15s%s\n", t->names.rx[i],
+			       FMT(a, v, ns), unit);
+	}
+	for (i = 0; i < TDEV_NTX; i++) {
+		uint64_t v = tdev_tx_field(d, i);
+
+		if (v)
+			printf("  tx.%-25s %15s%s\n", t->names.tx[i],
+			       FMT(a, v, ns), unit);
+	}
+}
+
+static void json_xsk(const struct uxdp_xsk_stats *x)
+{
+	unsigned int i;
+
+	printf("\"xsk\":{");
+	for (i = 0; i < NXSK; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", xsk_fields[i].name,
+		       (unsigned long long)xsk_field(x, i));
+	printf("}");
+}
+
+static void json_app(const struct xsk_app_stats *ap)
+{
+	unsigned int i;
+
+	printf("\"app\":{");
+	for (i = 0; i < XSK_APP_NSTATS; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", xsk_app_stat_names[i],
+		       (unsigned long long)xsk_app_stat(ap, i));
+	printf("}");
+}
+
+/* "name":..,"kind":..,"port":..,"rx":{...},"tx":{...} */
+static void json_dev(const struct xsk_tool *t, const struct port *pt,
+		     const struct tdev_counters *d)
+{
+	unsigned int i;
+
+	printf("\"name\":");
+	tjson_str(stdout, uxdp_dev_name(pt->dev));
+	printf(",\"kind\":");
+	tjson_str(stdout, uxdp_dev_kind(pt->dev));
+	printf(",\"port\":");
+	tjson_str(stdout, pt->spec);
+	printf(",\"rx\":{");
+	for (i = 0; i < TDEV_NRX; i++) {
+		printf("%s", i ? "," : "");
+		tjson_str(stdout, t->names.rx[i]);
+		printf(":%llu", (unsigned long long)tdev_rx_field(d, i));
+	}
+	printf("},\"tx\":{");
+	for (i = 0; i < TDEV_NTX; i++) {
+		printf("%s", i ? "," : "");
+		tjson_str(stdout, t->names.tx[i]);
+		printf(":%llu", (unsigned long long)tdev_tx_field(d, i));
+	}
+	printf("}");
+}
+
+/* The devices' counters over the interval (and new "last" samples). */
+static void dev_interval(const struct xsk_tool *t, struct port *pt,
+			 const char *role, uint64_t ns, bool *first)
+{
+	struct tdev_counters now, d;
+
+	if (!pt->dev || tdev_counters_read(pt->dev, &now))
+		return;
+	tdev_counters_sub(&now, &pt->last, &d);
+	pt->last = now;
+	if (!t->o.json) {
+		/* The devices' rates only with -v: the sockets' are the
+		 * point. */
+		if (t->o.extra)
+			print_dev_text(t, role, pt, &d, ns);
+		return;
+	}
+	printf("%s{\"role\":\"%s\",", *first ? "" : ",", role);
+	*first = false;
+	json_dev(t, pt, &d);
+	printf(",\"rx_pps\":%.1f,\"tx_pps\":%.1f}",
+	       tstats_rate(d.rx.packets, ns), tstats_rate(d.tx.packets, ns));
+}
+
+static void print_interval(struct xsk_tool *t, uint64_t now)
+{
+	uint64_t ns = now - t->t_last, rx = 0, tx = 0;
+	bool first = true;
+	unsigned int i;
+	char name[16];
+
+	t->seq++;
+	if (t->o.json)
+		printf("{\"type\":\"interval\",\"seq\":%llu,\"time_s\":%.3f,"
+		       "\"interval_s\":%.6f,\"sockets\":[",
+		       (unsigned long long)t->seq,
+		       (double)(now - t->t_start) / 1e9, (double)ns / 1e9);
+	for (i = 0; i < t->nsocks; i++) {
+		struct sock *s = &t->socks[i];
+		struct xsk_app_stats ap, dap;
+		struct uxdp_xsk_stats x, dx;
+
+		xsk_app_stats_read(&s->app, &ap);
+		uxdp_xsk_stats(s->app.xsk, &x);
+		app_stats_sub(&ap, &s->last, &dap);
+		xsk_stats_sub(&x, &s->xlast, &dx);
+		s->last = ap;
+		s->xlast = x;
+		rx += dap.rx_packets;
+		tx += dap.tx_packets;
+		if (!t->o.json) {
+			snprintf(name, sizeof(name), "q%u", s->queue);
+			print_sock_text(name, bind_name(s), dap.rx_packets,
+					dap.tx_packets, ns);
+			if (t->o.extra)
+				print_extra_text(&dx, &dap, ns);
+			continue;
+		}
+		printf("%s{\"queue\":%u,\"rx_pps\":%.1f,\"tx_pps\":%.1f,",
+		       i ? "," : "", s->queue,
+		       tstats_rate(dap.rx_packets, ns),
+		       tstats_rate(dap.tx_packets, ns));
+		json_xsk(&dx);
+		printf(",");
+		json_app(&dap);
+		printf("}");
+	}
+	if (t->o.json)
+		printf("],\"rx_pps\":%.1f,\"tx_pps\":%.1f,\"devices\":[",
+		       tstats_rate(rx, ns), tstats_rate(tx, ns));
+	else if (t->nsocks > 1)
+		print_sock_text("total", "", rx, tx, ns);
+	dev_interval(t, &t->port, "port", ns, &first);
+	dev_interval(t, &t->peer, "peer", ns, &first);
+	for (i = 0; i < t->nfeeds; i++)
+		dev_interval(t, &t->feeds[i], "feed", ns, &first);
+	if (t->o.json)
+		printf("]}\n");
+	t->t_last = now;
+	check_output(t);
+}
+
+static const char *stop_name(const struct xsk_tool *t)
+{
+	switch (t->stop) {
+	case STOP_SIGNAL:
+		return t->stop_sig == SIGINT ? "SIGINT" :
+		       t->stop_sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+	case STOP_DURATION:
+		return "duration";
+	case STOP_COUNT:
+		return "count";
+	case STOP_TX_COUNT:
+		return "tx-count";
+	case STOP_OUTPUT:
+		return "output error";
+	case STOP_NONE:
+		break;
+	}
+	return "setup";
+}
+
+static void print_header(struct xsk_tool *t)
+{
+	unsigned int i;
+	char n[32];
+
+	if (t->o.json || t->o.quiet)
+		return;
+	printf(PROG_NAME ": %s on %s (%s), queue%s", mode_name(t->mode),
+	       uxdp_dev_name(t->port.dev), uxdp_dev_kind(t->port.dev),
+	       t->nsocks == 1 ? "" : "s");
+	for (i = 0; i < t->nsocks; i++)
+		printf("%s %u %s", i ? "," : "", t->socks[i].queue,
+		       bind_name(&t->socks[i]));
+	printf("; batch %u, %u frames of %u bytes%s, %s, %s", t->o.batch,
+	       t->o.frames, t->o.frame_size,
+	       t->o.unaligned ? " (unaligned)" : "",
+	       t->o.no_need_wakeup ? "no need_wakeup" : "need_wakeup",
+	       t->o.poll ? "poll" : "busy polling");
+	if (t->o.count)
+		printf(", until %s packets",
+		       tstats_fmt_count(n, sizeof(n), t->o.count));
+	if (t->o.duration)
+		printf(", for %llu.%03llu s",
+		       (unsigned long long)t->o.duration / 1000,
+		       (unsigned long long)t->o.duration % 1000);
+	printf("; Ctrl-C stops\n");
+}
+
+static void fmt_macs(char *buf, size_t len, const unsigned char *m)
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+		 m[3], m[4], m[5]);
+}
+
+/* The peer's program counts, over its queues: the addresses of the
+ * first queue that saw a packet; the others' count as other if they
+ * differ. */
+struct peer_sum {
+	uint64_t packets, bytes, other;
+	char dst[18], src[18];
+	bool have;
+};
+
+static void peer_sum(const struct xsk_tool *t, struct peer_sum *ps)
+{
+	const unsigned char *ref = NULL;
+	uint32_t q;
+
+	memset(ps, 0, sizeof(*ps));
+	for (q = 0; q < t->peer_nrxq; q++) {
+		const struct peer_count *c = &t->peer_counts[q];
+
+		ps->packets += c->packets;
+		ps->bytes += c->bytes;
+		ps->other += c->other;
+		if (!c->have)
+			continue;
+		if (!ref)
+			ref = c->macs;
+		else if (memcmp(ref, c->macs, 12))
+			ps->other += c->packets - c->other;
+	}
+	if (ref) {
+		ps->have = true;
+		fmt_macs(ps->dst, sizeof(ps->dst), ref);
+		fmt_macs(ps->src, sizeof(ps->src), ref + 6);
+	}
+}
+
+static void print_dev_totals_text(const struct xsk_tool *t, const char *role,
+				  const struct port *pt)
+{
+	char a[32];
+	unsigned int j;
+
+	print_dev_text(t, role, pt, &pt->total, 0);
+	if (!t->o.extra)
+		return;
+	for (j = 0; j < pt->pool.n; j++)
+		if (pt->pool.s[j].value)
+			printf("  pool.%-23s %15s\n", pt->pool.s[j].name,
+			       tstats_fmt_count(a, sizeof(a),
+						pt->pool.s[j].value));
+	if (!pt->audit_err && pt->audit.pools)
+		printf("  audit: %u chunks, %u in flight, %u misplaced\n",
+		       pt->audit.chunks, pt->audit.in_flight,
+		       pt->audit.misplaced);
+}
+
+static void json_dev_totals(const struct xsk_tool *t, const char *role,
+			    const struct port *pt)
+{
+	unsigned int j;
+
+	printf("{\"role\":\"%s\",", role);
+	json_dev(t, pt, &pt->total);
+	printf(",\"pool\":{");
+	for (j = 0; j < pt->pool.n; j++) {
+		printf("%s", j ? "," : "");
+		tjson_str(stdout, pt->pool.s[j].name);
+		printf(":%llu", (unsigned long long)pt->pool.s[j].value);
+	}
+	printf("}");
+	if (!pt->audit_err)
+		printf(",\"audit\":{\"pools\":%u,\"chunks\":%u,"
+		       "\"in_flight\":%u,\"misplaced\":%u}",
+		       pt->audit.pools, pt->audit.chunks,
+		       pt->audit.in_flight, pt->audit.misplaced);
+	if (pt == &t->peer) {
+		struct peer_sum ps;
+
+		peer_sum(t, &ps);
+		printf(",\"received\":{\"packets\":%llu,\"bytes\":%llu,"
+		       "\"other\":%llu",
+		       (unsigned long long)ps.packets,
+		       (unsigned long long)ps.bytes,
+		       (unsigned long long)ps.other);
+		if (ps.have)
+			printf(",\"dst\":\"%s\",\"src\":\"%s\"", ps.dst,
+			       ps.src);
+		printf("}");
+	}
+	printf("}");
+}
+
+static void print_totals(struct xsk_tool *t, uint64_t ns)
+{
+	uint64_t rx = 0, tx = 0, rx_bytes = 0;
+	unsigned int i;
+	char a[32], b[32], c[32], d[32], name[16];
+
+	for (i = 0; i < t->nsocks; i++) {
+		rx += t->socks[i].total.rx_packets;
+		rx_bytes += t->socks[i].total.rx_bytes;
+		tx += t->socks[i].total.tx_packets;
+	}
+	if (!t->o.json) {
+		printf("totals after %.3f s (stopped by %s):\n",
+		       (double)ns / 1e9, stop_name(t));
+		for (i = 0; i < t->nsocks; i++) {
+			struct sock *s = &t->socks[i];
+			const struct xsk_app_audit *au = &s->audit;
+
+			snprintf(name, sizeof(name), "q%u", s->queue);
+			print_sock_text(name, bind_name(s),
+					s->total.rx_packets,
+					s->total.tx_packets, 0);
+			if (!t->o.extra)
+				continue;
+			print_extra_text(&s->xtotal, &s->total, 0);
+			if (!s->audit_err)
+				printf("  audit: %u chunks: %u fill, %u "
+				       "driver, %u free list, %u comp, %u rx "
+				       "ring, %u tx ring, %u app; %u "
+				       "misplaced\n", au->chunks, au->fill,
+				       au->driver, au->free_list, au->comp,
+				       au->rx_ring, au->tx_ring, au->app,
+				       au->misplaced);
+		}
+		if (t->nsocks > 1)
+			print_sock_text("total", "", rx, tx, 0);
+		print_dev_totals_text(t, "port", &t->port);
+		if (t->peer.dev) {
+			struct peer_sum ps;
+
+			print_dev_totals_text(t, "peer", &t->peer);
+			peer_sum(t, &ps);
+			printf("  received %s packets", tstats_fmt_count(
+			       a, sizeof(a), ps.packets));
+			if (ps.have)
+				printf(", to %s from %s", ps.dst, ps.src);
+			printf(", %s with other addresses\n",
+			       tstats_fmt_count(b, sizeof(b), ps.other));
+		}
+		for (i = 0; i < t->nfeeds; i++)
+			print_dev_totals_text(t, "feed", &t->feeds[i]);
+		printf("received %s (%s pps), sent %s (%s pps)\n",
+		       tstats_fmt_count(a, sizeof(a), rx),
+		       tstats_fmt_rate(b, sizeof(b), rx, ns),
+		       tstats_fmt_count(c, sizeof(c), tx),
+		       tstats_fmt_rate(d, sizeof(d), tx, ns));
+		check_output(t);
+		return;
+	}
+	printf("{\"type\":\"totals\",\"elapsed_s\":%.6f,\"stop\":",
+	       (double)ns / 1e9);
+	tjson_str(stdout, stop_name(t));
+	printf(",\"mode\":\"%s\",\"batch\":%u,\"frames\":%u,"
+	       "\"frame_size\":%u,\"unaligned\":%s,\"need_wakeup\":%s,"
+	       "\"poll\":%s,\"rx_packets\":%llu,\"rx_bytes\":%llu,"
+	       "\"tx_packets\":%llu,\"rx_pps\":%.1f,\"tx_pps\":%.1f,"
+	       "\"sockets\":[", mode_name(t->mode), t->o.batch, t->o.frames,
+	       t->o.frame_size, t->o.unaligned ? "true" : "false",
+	       t->o.no_need_wakeup ? "false" : "true",
+	       t->o.poll ? "true" : "false", (unsigned long long)rx,
+	       (unsigned long long)rx_bytes, (unsigned long long)tx,
+	       tstats_rate(rx, ns), tstats_rate(tx, ns));
+	for (i = 0; i < t->nsocks; i++) {
+		struct sock *s = &t->socks[i];
+		const struct xsk_app_audit *au = &s->audit;
+
+		printf("%s{\"queue\":%u,\"bind\":\"%s\",", i ? "," : "",
+		       s->queue, bind_name(s));
+		json_xsk(&s->xtotal);
+		printf(",");
+		json_app(&s->total);
+		if (!s->audit_err)
+			printf(",\"audit\":{\"chunks\":%u,\"fill\":%u,"
+			       "\"driver\":%u,\"free_list\":%u,\"comp\":%u,"
+			       "\"rx_ring\":%u,\"tx_ring\":%u,\"app\":%u,"
+			       "\"misplaced\":%u}", au->chunks, au->fill,
+			       au->driver, au->free_list, au->comp,
+			       au->rx_ring, au->tx_ring, au->app,
+			       au->misplaced);
+		printf("}");
+	}
+	printf("],\"port\":");
+	json_dev_totals(t, "port", &t->port);
+	if (t->peer.dev) {
+		printf(",\"peer\":");
+		json_dev_totals(t, "peer", &t->peer);
+	}
+	printf(",\"feeds\":[");
+	for (i = 0; i < t->nfeeds; i++) {
+		printf("%s", i ? "," : "");
+		json_dev_totals(t, "feed", &t->feeds[i]);
+	}
+	printf("]}\n");
+	check_output(t);
+}
+
+#undef FMT
+
+/* ---- the run loop -------------------------------------------------------- */
+
+/* What --count counts: packets received (txonly: sent). */
+static uint64_t done_total(const struct xsk_tool *t)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < t->nsocks; i++) {
+		const struct xsk_app *a = &t->socks[i].app;
+
+		n += __atomic_load_n(t->mode == XSK_APP_TXONLY ?
+				     &a->st.tx_packets : &a->st.rx_packets,
+				     __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+static bool all_sent(const struct xsk_tool *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nsocks; i++)
+		if (!xsk_app_done(&t->socks[i].app))
+			return false;
+	return true;
+}
+
+/*
+ * Wait for the next thing to do: a signal, the stats tick, the end of
+ * --duration, or the next check of --count and --tx-count. The threads do
+ * the work; this one only reads their counters.
+ */
+static void run(struct xsk_tool *t)
+{
+	uint64_t interval = t->o.interval * 1000000ULL;
+	bool checks = t->o.count || t->o.tx_count;
+	uint64_t next_tick, now, t_end;
+	unsigned int i;
+
+	tdev_counters_read(t->port.dev, &t->port.last);
+	if (t->peer.dev)
+		tdev_counters_read(t->peer.dev, &t->peer.last);
+	for (i = 0; i < t->nfeeds; i++)
+		tdev_counters_read(t->feeds[i].dev, &t->feeds[i].last);
+	t->t_start = t->t_last = tstats_now_ns();
+	next_tick = t->t_start + interval;
+	t_end = t->o.duration ? t->t_start + t->o.duration * 1000000ULL : 0;
+	while (t->stop == STOP_NONE) {
+		struct pollfd pfd = { .fd = t->sigfd, .events = POLLIN };
+		struct signalfd_siginfo si;
+		uint64_t wake = next_tick;
+		int timeout_ms;
+
+		now = tstats_now_ns();
+		if (t_end && t_end < wake)
+			wake = t_end;
+		if (checks && now + COUNT_CHECK_MS * 1000000ULL < wake)
+			wake = now + COUNT_CHECK_MS * 1000000ULL;
+		timeout_ms = wake > now ?
+			     (int)((wake - now + 999999) / 1000000) : 0;
+		if (poll(&pfd, 1, timeout_ms) > 0 &&
+		    read(t->sigfd, &si, sizeof(si)) == sizeof(si)) {
+			t->stop = STOP_SIGNAL;
+			t->stop_sig = (int)si.ssi_signo;
+			break;
+		}
+		now = tstats_now_ns();
+		/* The last interval is printed before a stop at the same
+		 * moment (-d 2 -i 1: two lines, then the totals). */
+		if (now >= next_tick) {
+			if (!t->o.quiet)
+				print_interval(t, now);
+			next_tick += interval;
+			if (next_tick <= now)
+				next_tick = now + interval;
+		}
+		if (t->stop != STOP_NONE)
+			break;
+		if (t->o.count && done_total(t) >= t->o.count)
+			t->stop = STOP_COUNT;
+		else if (t->o.tx_count && all_sent(t))
+			t->stop = STOP_TX_COUNT;
+		else if (t_end && now >= t_end)
+			t->stop = STOP_DURATION;
+	}
+}
+
+/* ---- teardown ------------------------------------------------------------ */
+
+/*
+ * In an order that loses nothing: the feeds first (no more traffic in),
+ * then the application threads (nothing touches the sockets' rings), then
+ * the poll threads (nothing polls), then every device down. What is left
+ * in flight is where the audit finds it.
+ */
+static void stop_all(struct xsk_tool *t)
+{
+	uint64_t one = 1;
+	unsigned int i;
+
+	for (i = 0; i < t->nfeeds; i++) {
+		uxdp_poll_group_destroy(t->feeds[i].group);
+		t->feeds[i].group = NULL;
+	}
+	/* Published before the eventfd write that wakes the sleepers, so
+	 * they find it set when they wake; what the threads did is ordered
+	 * by the joins below, not by this. */
+	__atomic_store_n(&t->stop_flag, 1, __ATOMIC_RELEASE);
+	if (t->stop_fd >= 0 && write(t->stop_fd, &one, sizeof(one)) < 0) {
+		/* Cannot fail: one write to a fresh eventfd. */
+	}
+	for (i = 0; t->socks && i < t->nsocks; i++) {
+		if (t->socks[i].running)
+			pthread_join(t->socks[i].thread, NULL);
+		t->socks[i].running = false;
+	}
+	for (i = 0; t->socks && i < t->nsocks; i++) {
+		uxdp_poll_group_destroy(t->socks[i].group);
+		t->socks[i].group = NULL;
+	}
+	uxdp_poll_group_destroy(t->peer.group);
+	t->peer.group = NULL;
+}
+
+/* The pool counters by name (rx and tx are in pt->total already). */
+static void dev_totals(struct port *pt)
+{
+	struct tstat_set all;
+	uint32_t i;
+	int n;
+
+	if (!pt->dev)
+		return;
+	uxdp_dev_down(pt->dev);
+	tdev_counters_read(pt->dev, &pt->total);
+	pt->pool.n = 0;
+	if (!tstat_set_read(pt->dev, &all))
+		for (i = 0; i < all.n; i++)
+			if (!strcmp(all.s[i].scope, "pool"))
+				pt->pool.s[pt->pool.n++] = all.s[i];
+	n = uxdp_dev_audit(pt->dev, &pt->audit);
+	pt->audit_err = n < 0;
+	if (n < 0)
+		warn_msg("%s: audit: %s", uxdp_dev_name(pt->dev), why(n));
+	else if (pt->audit.misplaced)
+		warn_msg("WARNING: %s: %u of %u buffers misplaced (in no "
+			 "place or in two): a libuxdp bug, please report it",
+			 uxdp_dev_name(pt->dev), pt->audit.misplaced,
+			 pt->audit.chunks);
+}
+
+static void collect_totals(struct xsk_tool *t)
+{
+	unsigned int i;
+	int n;
+
+	dev_totals(&t->port);
+	dev_totals(&t->peer);
+	for (i = 0; i < t->nfeeds; i++)
+		dev_totals(&t->feeds[i]);
+	for (i = 0; i < t->nsocks; i++) {
+		struct sock *s = &t->socks[i];
+
+		xsk_app_stats_read(&s->app, &s->total);
+		uxdp_xsk_stats(s->app.xsk, &s->xtotal);
+		n = xsk_app_audit(&s->app, &s->audit);
+		s->audit_err = n < 0;
+		if (n < 0)
+			warn_msg("socket on queue %u: audit: %s", s->queue,
+				 strerror(-n));
+		else if (n)
+			warn_msg("WARNING: socket on queue %u: %u of %u UMEM "
+				 "chunks misplaced (in no place or in two): a "
+				 "bug, please report it", s->queue,
+				 s->audit.misplaced, s->audit.chunks);
+	}
+	if (t->mode == XSK_APP_TXONLY && t->port.total.rx.packets)
+		warn_msg("txonly: %s received %llu packets and dropped them "
+			 "(a generator? null:NAME,sink is a sink only)",
+			 uxdp_dev_name(t->port.dev),
+			 (unsigned long long)t->port.total.rx.packets);
+}
+
+static void teardown(struct xsk_tool *t)
+{
+	unsigned int i;
+	int err;
+
+	stop_all(t);
+	/* The sockets before their device. */
+	for (i = 0; t->socks && i < t->nsocks; i++) {
+		if (!t->socks[i].app_ok)
+			continue;
+		err = xsk_app_fini(&t->socks[i].app);
+		if (err)
+			warn_msg("socket on queue %u: %s", t->socks[i].queue,
+				 why(err));
+	}
+	for (i = 0; i < t->nfeeds; i++)
+		uxdp_dev_destroy(t->feeds[i].dev);
+	uxdp_dev_destroy(t->peer.dev);
+	uxdp_dev_destroy(t->port.dev);
+	/* And what they made along (a veth port's peer). */
+	for (i = 1; t->scanned && i <= DEV_SCAN_MAX; i++) {
+		struct uxdp_dev *d = uxdp_dev_get_by_index(i);
+
+		if (d && !t->before[i - 1])
+			uxdp_dev_destroy(d);
+	}
+	uxdp_map_destroy(t->xskmap);
+	uxdp_map_destroy(t->feedmap);
+	free(t->peer_counts);
+	free(t->socks);
+	if (t->stop_fd >= 0)
+		close(t->stop_fd);
+	if (t->sigfd >= 0)
+		close(t->sigfd);
+}
+
+int main(int argc, char **argv)
+{
+	static struct xsk_tool t = { .sigfd = -1, .stop_fd = -1 };
+	uint64_t ns;
+	int err, ret = 0;
+
+	parse_args(&t, argc, argv);
+	err = setup_signals(&t);
+	if (err) {
+		warn_msg("signals: %s", strerror(-err));
+		return 1;
+	}
+	if (setup(&t)) {
+		teardown(&t);
+		return 1;
+	}
+	print_header(&t);
+	check_output(&t);
+	run(&t);
+	ns = tstats_now_ns() - t.t_start;
+	stop_all(&t);
+	collect_totals(&t);
+	if (!t.out_err)
+		print_totals(&t, ns);
+	teardown(&t);
+	if (!t.out_err && fclose(stdout))
+		t.out_err = errno ? errno : EIO;
+	if (t.out_err) {
+		warn_msg("writing output: %s", strerror(t.out_err));
+		ret = 1;
+	}
+	return ret;
+}
