@@ -16,6 +16,7 @@
 #include <uxdp/xsk.h>
 #include <uxdp/veth.h>
 #include <uxdp/null.h>
+#include <uxdp/nic.h>
 #include <uxdp/pcap.h>
 #include <uxdp/afxdp.h>
 

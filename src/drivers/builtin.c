@@ -8,6 +8,7 @@
 
 #include <uxdp/driver.h>
 
+extern const struct uxdp_port_driver uxdp_nic_port_driver;
 extern const struct uxdp_port_driver uxdp_null_port_driver;
 extern const struct uxdp_port_driver uxdp_veth_port_driver;
 #ifdef UXDP_HAVE_PCAP
@@ -21,6 +22,7 @@ extern const struct uxdp_port_driver *const uxdp_builtin_ports[];
 const struct uxdp_port_driver *const uxdp_builtin_ports[] = {
 	&uxdp_null_port_driver,
 	&uxdp_veth_port_driver,
+	&uxdp_nic_port_driver,
 #ifdef UXDP_HAVE_PCAP
 	&uxdp_pcap_port_driver,
 #endif
