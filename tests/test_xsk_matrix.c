@@ -8,8 +8,10 @@
  * the kernel's matrix with its status here.
  *
  * Modes: copy mode over a uxdp veth pair (veth has no zero-copy, as in the
- * kernel), aligned and unaligned UMEMs. After each case the UMEM audit
- * must place every chunk once (the accounting invariant).
+ * kernel), and zero-copy over two nic devices plugged into each other (the
+ * kernel's run on a NIC in loopback), aligned and unaligned UMEMs. After
+ * each case the UMEM audit must place every chunk once (the accounting
+ * invariant).
  *
  * Packets follow xskxceiver: an Ethernet header, then 32-bit words
  * (pkt_nb << 16 | word index) to the end; the receiver checks each.
@@ -26,6 +28,12 @@
 #include <uxdp/uxdp.h>
 
 #define M_FRAMES	1024	/* UMEM frames per socket (xskxceiver: 1024) */
+
+/* The pair a case runs on: false, a veth pair and copy-mode sockets;
+ * true, two looped nics and zero-copy sockets (set per group, main()). */
+static bool m_zc;
+/* nic hardware ring size for the zero-copy pair; 0: the default. */
+static uint32_t m_nic_ring;
 #define M_BATCH		64
 #define M_PKTS		4096	/* packets per stream (xskxceiver: 4096) */
 
@@ -70,6 +78,7 @@ struct m_end {
 	uint32_t rx_expect;
 	uint64_t rx_bytes;
 	int32_t tail_delta;
+	uint32_t batch;		/* descriptors per ring operation; 0: 64 */
 };
 
 struct m_pair {
@@ -147,10 +156,25 @@ static void m_pair_up(struct m_pair *p, const struct m_cfg *c, bool bidir)
 
 	memset(p, 0, sizeof(*p));
 	p->cfg = *c;
-	assert_int_equal(uxdp_veth_create(m_name(na, 'a'), m_name(nb, 'b'),
-					  &vo, &p->e[0].dev, &p->e[1].dev), 0);
+	if (m_zc) {
+		/* No generators: the wire carries what the other sends. */
+		UXDP_DECLARE_OPTS(uxdp_nic_opts, no, .flags = UXDP_NIC_F_NO_GEN,
+				  .rx_ring = m_nic_ring, .tx_ring = m_nic_ring);
+
+		p->e[0].dev = uxdp_nic_create(m_name(na, 'a'), &no);
+		p->e[1].dev = uxdp_nic_create(m_name(nb, 'b'), &no);
+		assert_non_null(p->e[0].dev);
+		assert_non_null(p->e[1].dev);
+		assert_int_equal(uxdp_nic_loop(p->e[0].dev, p->e[1].dev), 0);
+	} else {
+		assert_int_equal(uxdp_veth_create(m_name(na, 'a'),
+						  m_name(nb, 'b'), &vo,
+						  &p->e[0].dev, &p->e[1].dev),
+				 0);
+	}
 	for (k = 0; k < 2; k++) {
-		uint32_t xf = UXDP_XSK_F_NEED_WAKEUP;
+		uint32_t xf = UXDP_XSK_F_NEED_WAKEUP |
+			      (m_zc ? UXDP_XSK_F_ZEROCOPY : UXDP_XSK_F_COPY);
 
 		if (!bidir)
 			xf |= k == 0 ? UXDP_XSK_F_NO_RX : UXDP_XSK_F_NO_TX;
@@ -241,7 +265,7 @@ static uint32_t m_tx_batch(struct m_end *e, const struct m_cfg *c,
 {
 	struct uxdp_ring *tx = uxdp_xsk_tx_ring(e->xsk);
 	void *area = uxdp_umem_area(e->umem);
-	uint32_t n = M_BATCH, idx, i;
+	uint32_t n = e->batch ? e->batch : M_BATCH, idx, i;
 
 	if (n > c->npkts - *next)
 		n = c->npkts - *next;
@@ -259,9 +283,11 @@ static uint32_t m_tx_batch(struct m_end *e, const struct m_cfg *c,
 		d->options = 0;
 		if (len > c->frame_size) {
 			/* Invalid: never sent, so it takes no frame
-			 * (nothing is written); copy mode completes it. */
+			 * (nothing is written); copy mode completes it,
+			 * a zero-copy driver's pull does not. */
 			d->addr = 0;
-			e->tx_outstanding++;
+			if (!m_zc)
+				e->tx_outstanding++;
 			continue;
 		}
 		if (c->unaligned && (nb & 1) && e->tx_next)
@@ -286,7 +312,7 @@ static uint32_t m_rx(struct m_end *e, const struct m_cfg *c)
 
 	if (c->no_release_rx)
 		return 0;
-	n = uxdp_ring_cons_peek(rx, M_BATCH, &idx);
+	n = uxdp_ring_cons_peek(rx, e->batch ? e->batch : M_BATCH, &idx);
 	if (!n)
 		return 0;
 	assert_int_equal(uxdp_ring_prod_reserve(fill, n, &fidx), n);
@@ -383,7 +409,16 @@ static void m_audit(struct m_end *e, const struct m_cfg *c)
  * transmit a batch, kick, poll the receiving device, read, until every
  * packet is read or @deadline_ms passes. Returns packets received.
  */
+static uint32_t m_stream_batch(struct m_pair *p, int from, int to,
+			       uint32_t batch);
+
 static uint32_t m_stream(struct m_pair *p, int from, int to)
+{
+	return m_stream_batch(p, from, to, M_BATCH);
+}
+
+static uint32_t m_stream_batch(struct m_pair *p, int from, int to,
+			       uint32_t batch)
 {
 	struct m_end *tx = &p->e[from], *rx = &p->e[to];
 	const struct m_cfg *c = &p->cfg;
@@ -393,6 +428,7 @@ static uint32_t m_stream(struct m_pair *p, int from, int to)
 
 	tx->tx_next = tx->tx_outstanding = 0;
 	rx->rx_expect = 0;
+	tx->batch = rx->batch = batch;
 	while (got < want && t_now_ms() < deadline) {
 		int ev;
 
@@ -405,6 +441,10 @@ static uint32_t m_stream(struct m_pair *p, int from, int to)
 
 			assert_true(err == 0 || err == -EAGAIN);
 		}
+		/* A nic's TX ring is serviced by its own polls: the pull
+		 * from the socket, the send onto the wire. */
+		if (m_zc)
+			uxdp_dev_poll(tx->dev, 0, M_BATCH);
 		m_reap(tx);
 		uxdp_dev_poll(rx->dev, 0, M_BATCH);
 		if (c->poll_rx) {
@@ -501,6 +541,9 @@ static void test_send_receive_sizes(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		/* The nic's MTU is 1500 (veth's is raised for this test). */
+		if (m_zc && lens[i] > 1514)
+			continue;
 		m_default(&c);
 		c.pkt_len = lens[i];
 		c.npkts = 512;
@@ -840,14 +883,19 @@ static void test_threaded_poll(void **state)
 	c.npkts = T_TSAN ? 2048 : 16384;
 	m_pair_up(&p, &c, false);
 	assert_int_equal(uxdp_dev_start(p.e[1].dev, &po), 0);
+	if (m_zc)
+		assert_int_equal(uxdp_dev_start(p.e[0].dev, &po), 0);
 	assert_int_equal(pthread_create(&th, NULL, m_rx_thread_fn, &t), 0);
 	deadline = t_now_ms() + 10000;
 	while (next < c.npkts && t_now_ms() < deadline) {
 		/* xskxceiver's pacing: no more in flight than the
 		 * receiver's UMEM holds, or copy mode drops for want of
-		 * fill entries (rx_dropped), as the kernel's would. */
+		 * fill entries (rx_dropped), as the kernel's would. The
+		 * nic holds what finds no descriptor in its wire FIFO
+		 * (512), and drops past that (rx_fifo_dropped), as a NIC
+		 * out of descriptors drops. */
 		if (next - __atomic_load_n(&t.got, __ATOMIC_ACQUIRE) >
-		    M_FRAMES - M_BATCH) {
+		    (m_zc ? UXDP_NIC_DEFAULT_WIRE_FIFO : M_FRAMES) - M_BATCH) {
 			if (uxdp_ring_count(uxdp_xsk_tx_ring(p.e[0].xsk)))
 				uxdp_xsk_sendto(p.e[0].xsk);
 			m_reap(&p.e[0]);
@@ -864,10 +912,64 @@ static void test_threaded_poll(void **state)
 		uxdp_xsk_sendto(p.e[0].xsk);
 	pthread_join(th, NULL);
 	uxdp_dev_stop(p.e[1].dev);
+	if (m_zc)
+		uxdp_dev_stop(p.e[0].dev);
 	assert_int_equal(t.got, c.npkts);
 	assert_int_equal(m_st(&p.e[1]).rx_dropped, 0);
 	m_audit(&p.e[1], &c);
 	m_pair_down(&p);
+}
+
+/*
+ * HW_SW_MIN_RING_SIZE / HW_SW_MAX_RING_SIZE (zero-copy on the nic): the
+ * hardware rings at their smallest (8 descriptors) and largest (32768),
+ * streams in batches of 1 and then of 63 descriptors.
+ */
+static void m_ring_size_run(uint32_t ring)
+{
+	struct m_cfg c;
+	struct m_pair p;
+	uint32_t got;
+
+	m_nic_ring = ring;
+	m_default(&c);
+	c.npkts = 2048;
+	m_pair_up(&p, &c, false);
+	/* Batch 1: one descriptor per round. */
+	got = m_stream_batch(&p, 0, 1, 1);
+	assert_int_equal(got, c.npkts);
+	got = m_stream_batch(&p, 0, 1, 63);
+	assert_int_equal(got, c.npkts);
+	m_audit(&p.e[0], &c);
+	m_audit(&p.e[1], &c);
+	m_pair_down(&p);
+	m_nic_ring = 0;
+}
+
+static void test_hw_sw_min_ring_size(void **state)
+{
+	(void)state;
+	m_ring_size_run(UXDP_NIC_MIN_RING);
+}
+
+static void test_hw_sw_max_ring_size(void **state)
+{
+	(void)state;
+	m_ring_size_run(UXDP_NIC_MAX_RING);
+}
+
+static int m_group_copy(void **state)
+{
+	(void)state;
+	m_zc = false;
+	return 0;
+}
+
+static int m_group_zc(void **state)
+{
+	(void)state;
+	m_zc = true;
+	return 0;
 }
 
 int main(void)
@@ -895,5 +997,31 @@ int main(void)
 		cmocka_unit_test(test_threaded_poll),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	/* The cases that mean the same with a zero-copy driver. */
+	const struct CMUnitTest zc_tests[] = {
+		cmocka_unit_test(test_send_receive),
+		cmocka_unit_test(test_send_receive_2k_frame),
+		cmocka_unit_test(test_send_receive_many),
+		cmocka_unit_test(test_send_receive_single_pkt),
+		cmocka_unit_test(test_send_receive_sizes),
+		cmocka_unit_test(test_send_receive_unaligned),
+		cmocka_unit_test(test_poll_rx_tx),
+		cmocka_unit_test(test_umem_headroom),
+		cmocka_unit_test(test_bidirectional),
+		cmocka_unit_test(test_stat_tx_invalid),
+		cmocka_unit_test(test_stat_rx_full),
+		cmocka_unit_test(test_prog_cleanup),
+		cmocka_unit_test(test_adjust_tail),
+		cmocka_unit_test(test_teardown),
+		cmocka_unit_test(test_threaded_poll),
+		cmocka_unit_test(test_hw_sw_min_ring_size),
+		cmocka_unit_test(test_hw_sw_max_ring_size),
+	};
+	int fails;
+
+	fails = cmocka_run_group_tests_name("copy (veth)", tests,
+					    m_group_copy, NULL);
+	fails += cmocka_run_group_tests_name("zero-copy (nic loop)", zc_tests,
+					     m_group_zc, NULL);
+	return fails;
 }

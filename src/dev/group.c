@@ -114,22 +114,17 @@ static uint64_t pg_round(struct uxdp_poll_group *g, struct uxdp_xdp_cpu *cpu)
 	return work;
 }
 
-/* Sleep until a kick, a driver fd or the timeout, unless work is queued. */
-static void pg_idle(struct uxdp_poll_group *g, struct uxdp_xdp_cpu *cpu)
+/*
+ * Whether a member queue has work queued (and, with @pfd, the driver file
+ * descriptors to sleep on, after pfd[0]; *@nfd counts them).
+ */
+static bool pg_pending(struct uxdp_poll_group *g, struct uxdp_xdp_cpu *cpu,
+		       struct pollfd *pfd, uint32_t *nfd)
 {
-	struct pollfd pfd[PG_MAX_FDS + 1];
-	struct timespec ts = {
-		.tv_sec = g->idle_us / 1000000,
-		.tv_nsec = (long)(g->idle_us % 1000000) * 1000,
-	};
 	const struct pg_set *set;
 	bool pending = false;
-	uint32_t i, nfd = 1;
-	uint64_t v;
-	int r;
+	uint32_t i;
 
-	pfd[0] = (struct pollfd){ .fd = g->efd, .events = POLLIN };
-	__atomic_exchange_n(&g->need_wakeup, 1, __ATOMIC_SEQ_CST);	/* E */
 	xdp_rcu_lock(cpu);
 	set = __atomic_load_n(&g->set, __ATOMIC_ACQUIRE);
 	for (i = 0; i < set->n && !pending; i++) {
@@ -141,21 +136,53 @@ static void pg_idle(struct uxdp_poll_group *g, struct uxdp_xdp_cpu *cpu)
 			continue;
 		pending = m->dev->ops->rx_pending &&
 			  m->dev->ops->rx_pending(m->dev, m->q);
-		if (m->fd >= 0 && nfd <= PG_MAX_FDS)
-			pfd[nfd++] = (struct pollfd){ .fd = m->fd,
-						      .events = POLLIN };
+		if (pfd && m->fd >= 0 && *nfd <= PG_MAX_FDS)
+			pfd[(*nfd)++] = (struct pollfd){ .fd = m->fd,
+							 .events = POLLIN };
 	}
 	xdp_rcu_unlock(cpu);
-	if (!pending && !__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
+	return pending;
+}
+
+/* Sleep until a kick, a driver fd or the timeout, unless work is queued. */
+static void pg_idle(struct uxdp_poll_group *g, struct uxdp_xdp_cpu *cpu)
+{
+	struct pollfd pfd[PG_MAX_FDS + 1];
+	struct timespec ts = {
+		.tv_sec = g->idle_us / 1000000,
+		.tv_nsec = (long)(g->idle_us % 1000000) * 1000,
+	};
+	uint32_t nfd = 1;
+	uint64_t v;
+	int r;
+
+	/*
+	 * Work queued already (a round that found nothing while a queue
+	 * fills is common under load): back to polling without raising the
+	 * flag, so kickers need not answer it with a write(), and without a
+	 * system call here.
+	 */
+	if (pg_pending(g, cpu, NULL, NULL))
+		return;
+	pfd[0] = (struct pollfd){ .fd = g->efd, .events = POLLIN };
+	__atomic_exchange_n(&g->need_wakeup, 1, __ATOMIC_SEQ_CST);	/* E */
+	if (!pg_pending(g, cpu, pfd, &nfd) &&
+	    !__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
 		stat_set(&g->stats.sleeps, g->stats.sleeps + 1);
 		r = ppoll(pfd, nfd, &ts, NULL);
 		if (r > 0)
 			stat_set(&g->stats.wakeups, g->stats.wakeups + 1);
 	}
-	if (read(g->efd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: woken by a driver fd, the timeout, or nothing. */
-	}
-	__atomic_store_n(&g->need_wakeup, 0, __ATOMIC_RELAXED);
+	/*
+	 * Take the flag back. Still 1: nobody kicked, nothing was written.
+	 * 0: a kicker took it (F) and writes the eventfd: drain it, or it
+	 * would end the next sleep at once. (If its write comes after this
+	 * read, that next sleep ends early once: harmless.)
+	 */
+	if (!__atomic_exchange_n(&g->need_wakeup, 0, __ATOMIC_SEQ_CST))
+		if (read(g->efd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: the write is yet to come. */
+		}
 }
 
 static void *pg_thread(void *arg)

@@ -1489,6 +1489,9 @@ uxdp_nic_create(const char *name, const struct uxdp_nic_opts *opts)
 		return NULL;
 	p = nic_priv(dev);
 	p->dev = dev;
+	/* xdp_xmit and sockets' copy transmit refuse what an MTU of 1500
+	 * does not carry (UXDP_NIC_MAX_TX_LEN, with a VLAN tag). */
+	uxdp_dev_set_mtu(dev, UXDP_NIC_MAX_TX_LEN - 18);
 	p->nq = c.queues;
 	p->flags = c.flags;
 	p->rx_len = c.len;
