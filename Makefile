@@ -95,7 +95,8 @@ fuzz: fuzz-build
 
 # The soak: polling threads, small to large rings, budgets 1..1024, bulk 1
 # and 16, program swaps, down/up, destroy and queue-move churn under traffic,
-# every packet accounted for and every buffer audited (bench/soak.c).
+# every packet accounted for and every buffer audited
+# (tools/uxdp-bench/soak.c).
 SOAK_PACKETS ?= 1G
 soak: build
 	$(UXDP_BENCH) soak -n $(SOAK_PACKETS)

@@ -89,9 +89,24 @@ expect 0 "" "$bench" groups -r 1 -n 100k --json -q
 check_json "$tmp/out" groups all
 expect 1 "groups: FAILED: group" \
 	env UXDP_BENCH_FAIL_VARIANT=group "$bench" groups -r 1 -n 20k -q
-# veth-tx runs the kernel peer when root; keep it short.
+# veth-tx runs the kernel peer when root; keep it short. As root the peer
+# (on the netns testbed) measured the loop, or says why this kernel
+# cannot.
 "$bench" veth-tx -r 1 -n 200000 --json -q > "$tmp/veth.json"
 check_json "$tmp/veth.json" veth-tx
+if [ "$(id -u)" = 0 ]; then
+	python3 - "$tmp/veth.json" <<'PY' || fail "veth-tx: no kernel peer figure"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = [r for r in doc["results"] if r["name"] == "kernel veth loop"]
+if rows:
+    assert rows[0]["value"] > 0 and rows[0]["parts"]["gen-only Mpps"] > 0, rows
+else:
+    skips = [n for n in doc["notes"] if "kernel veth skipped" in n["text"]]
+    assert skips, "neither a kernel figure nor a skip: %r" % doc["notes"]
+    print("veth-tx: kernel peer skipped:", skips[0]["text"])
+PY
+fi
 
 # ---- a failed variant: exit 1, which and why on stderr, the rest shown ----
 fv=UXDP_BENCH_FAIL_VARIANT
@@ -107,22 +122,17 @@ expect 1 "pool: FAILED: pool drop unaligned batch=8: failure injected" \
 mkdir "$tmp/bin"
 cp "$bench" "$(dirname "$bench")/uxdp-bench-redirect" "$tmp/bin/"
 
-# veth-tx, one run for two failures: a uxdp variant, and the kernel peer
-# (root, and built: its BPF object is next to the binary) given a BPF
-# object it cannot load.
-veth=$bench
-if [ "$(id -u)" = 0 ] && [ -f "$(dirname "$bench")/veth_loop.bpf.o" ]; then
-	echo "not an ELF object" > "$tmp/bin/veth_loop.bpf.o"
-	veth=$tmp/bin/uxdp-bench
-fi
+# veth-tx: a uxdp variant fails, and (as root) the kernel peer: each is
+# named, and what ran is still shown.
 expect 1 "veth: FAILED: uxdp bulk 16: failure injected" \
-	env $fv="uxdp bulk 16" "$veth" veth-tx -r 1 -n 64 -q
+	env $fv="uxdp bulk 16" "$bench" veth-tx -r 1 -n 64 -q
 grep -Eq "xdp_tx bulk 1 +uxdp +[0-9.]+ Mpps" "$tmp/out" ||
 	fail "veth-tx: the variant that ran is missing"
-if [ "$veth" != "$bench" ] &&
-   ! grep -q "veth: FAILED: kernel veth: cannot open BPF object" "$tmp/err"
-then
-	fail "veth-tx: no failure for the kernel peer's bad BPF object"
+if [ "$(id -u)" = 0 ]; then
+	expect 1 "veth: FAILED: kernel veth: failure injected" \
+		env $fv="kernel veth" "$bench" veth-tx -r 1 -n 64 -q
+	grep -Eq "xdp_tx bulk 16 +uxdp +[0-9.]+ Mpps" "$tmp/out" ||
+		fail "veth-tx: the uxdp variants are missing"
 fi
 
 # redirect: a helper that fails, then one that is missing.
@@ -136,6 +146,50 @@ grep -Eq "normal bulk +uxdp +[0-9.]+ Mpps" "$tmp/out" ||
 rm "$tmp/bin/uxdp-bench-redirect-thunk"
 expect 1 "redirect: FAILED: uxdp-bench-redirect-thunk not found" \
 	"$tmp/bin/uxdp-bench" redirect -r 1 -n 64 -q
+
+# ---- fwd: the forwarders on the netns testbed (root) ----
+# One short run of each (a real measurement, not judged here), then a
+# forwarder that dies at start: exit 1, which one and why on stderr, the
+# others still reported.
+if [ "$(id -u)" != 0 ]; then
+	echo ""
+	echo "*** SKIPPED: uxdp-bench fwd needs root (namespaces, XDP) ***"
+	echo ""
+	case "${UXDP_CI:-}" in
+	""|0) ;;
+	*) fail "fwd: UXDP_CI is set and fwd cannot run (not root)" ;;
+	esac
+else
+	expect 0 "" "$bench" fwd -r 1 --duration 1 --json -q
+	check_json "$tmp/out" fwd all
+	python3 - "$tmp/out" "${UXDP_CI:-}" <<'PY' || fail "fwd: bad results"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = {r["name"]: r for r in doc["results"] if r["group"] == "fwd"}
+skips = [n["text"] for n in doc["notes"] if "skipped" in n["text"]]
+for s in skips:
+    print("fwd:", s)
+assert "uxdp-fwd" in rows, "no uxdp-fwd row: %r" % skips
+for name in ("uxdp-fwd", "uxdp-fwd shared", "dpdk-testpmd", "libxdp_fwd"):
+    if name not in rows:
+        # A forwarder absent here is a skip; under UXDP_CI a failure.
+        assert sys.argv[2] in ("", "0"), "%s did not run" % name
+        continue
+    r = rows[name]
+    assert r["value"] > 0, r
+    p = r["parts"]
+    assert p["cyc/pkt"] > 0 and p["offered Mpps"] > 0, r
+    assert 0 < p["DUT CPU %"] <= 110, r
+    assert p["rx batch"] is None or 1 <= p["rx batch"] <= 64, r
+print("fwd: %d forwarders measured" %
+      len([n for n in rows if " / " not in n]))
+PY
+	expect 1 "fwd: FAILED: libxdp_fwd: libxdp_fwd exited before it was ready; exit status 1" \
+		env UXDP_BENCH_LIBXDP_FWD=/bin/false \
+		"$bench" fwd -r 1 --duration 1 --no-dpdk -q
+	grep -Eq "^fwd +uxdp-fwd +uxdp +[0-9.]+ Mpps" "$tmp/out" ||
+		fail "fwd: uxdp-fwd missing when another forwarder failed"
+fi
 
 # ---- soak: a short one under churn passes, and it can fail ----
 # The epochs' configurations and the churn come from a random seed; a

@@ -828,8 +828,9 @@ int tb_xsk_count(struct tb_ns *ns)
 	TB_INSN(0, 0, 0, 0, 0)
 
 /*
- * count: map[0] = { packets, bytes } per CPU; then the verdict, a
- * redirect to @ifindex, or the address swap and XDP_TX.
+ * count: map[0] = { packets, bytes } per CPU (none if @map_fd < 0: the
+ * generator's, which nobody reads); then the verdict, a redirect to
+ * @ifindex, or the address swap and XDP_TX.
  */
 static int tb_prog_load(enum tb_prog_kind kind, uint32_t ifindex, int map_fd)
 {
@@ -855,7 +856,7 @@ static int tb_prog_load(enum tb_prog_kind kind, uint32_t ifindex, int map_fd)
 		I_STX_DW(0, 1, 8),
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, lo);
-	size_t n = 16;
+	size_t n = map_fd < 0 ? 1 : 16;	/* r6 = ctx, then the count */
 
 	if (kind == TB_PROG_REDIRECT) {
 		prog[n++] = I_MOV64_IMM(1, (int32_t)ifindex);
@@ -897,7 +898,7 @@ static void tb_xdp_free(struct tb_xdp *x)
 }
 
 /* A program and its counter map, loaded, not attached. */
-static int tb_xdp_make(enum tb_prog_kind kind, uint32_t arg,
+static int tb_xdp_make(enum tb_prog_kind kind, uint32_t arg, bool count,
 		       struct tb_xdp **out)
 {
 	struct tb_xdp *x = calloc(1, sizeof(*x));
@@ -905,10 +906,11 @@ static int tb_xdp_make(enum tb_prog_kind kind, uint32_t arg,
 	if (!x)
 		return tb_fail(ENOMEM, "testbed: out of memory");
 	x->prog_fd = -1;
-	x->map_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "tb_count",
+	x->map_fd = !count ? -1 :
+		    bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "tb_count",
 				   sizeof(uint32_t), 2 * sizeof(uint64_t), 1,
 				   NULL);
-	if (x->map_fd < 0) {
+	if (count && x->map_fd < 0) {
 		int err = errno;
 
 		tb_xdp_free(x);
@@ -941,7 +943,7 @@ int tb_xdp_attach(struct tb_ns *ns, const char *ifname, enum tb_prog_kind kind,
 		;
 	if (slot == TB_MAX_PROGS)
 		return tb_fail(ENOSPC, "testbed: too many programs");
-	err = tb_xdp_make(kind, arg, &x);
+	err = tb_xdp_make(kind, arg, true, &x);
 	if (err)
 		return err;
 	x->tb = tb;
@@ -1126,8 +1128,10 @@ int tb_gen_open(struct tb *tb, struct tb_ns *ns, const char *ifname,
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return tb_fail(ENOMEM, "testbed: out of memory");
+	/* Uncounted: a counter per frame would slow the generator, and
+	 * its count is the caller's @count anyway. */
 	err = tb_xdp_make(drop ? TB_PROG_DROP : TB_PROG_REDIRECT,
-			  (uint32_t)idx, &g->x);
+			  (uint32_t)idx, false, &g->x);
 	if (err) {
 		free(g);
 		return err;

@@ -5,11 +5,12 @@
  *
  *	uxdp-bench COMMAND [options]
  *
- * Commands are a table (cmds[] below); each lives in its own bench/ file and
- * reports through bench/report.h, so a new one (veth-tx, redirect, ...) is
- * a new file and one line here. Options are a table too, bound to the
- * fields of struct bench_opts; the getopt_long() tables and --help are
- * generated from it, so an option is declared exactly once.
+ * Commands are a table (cmds[] below); each lives in a file of its own in
+ * this directory and reports through report.h, so a new one (veth-tx,
+ * redirect, ...) is a new file and one line here. Options are a table
+ * too, bound to the fields of struct bench_opts; the getopt_long() tables
+ * and --help are generated from it, so an option is declared exactly
+ * once.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -87,8 +88,9 @@ static const struct opt_def opt_defs[] = {
 		"soak: seed of its random choices, to repeat a run's "
 		"configurations and churn (default: from the clock, printed)"),
 	OPT_DEF("duration", KEY_DURATION, OPT_U32, duration, "SECONDS", 1,
-		86400, "soak: start no new epoch after this long; the checks "
-		"hold for what ran (default: no limit)"),
+		86400, "fwd: each run's measured time (default 3); soak: "
+		"start no new epoch after this long, the checks hold for what "
+		"ran (default: no limit)"),
 	OPT_DEF("pipelines", KEY_PIPELINES, OPT_U32, pipelines, "N", 1,
 		BENCH_SOAK_MAX_PIPES,
 		"soak: pipelines running at once (default 4)"),
@@ -121,6 +123,9 @@ static const struct bench_cmd cmds[] = {
 	{ "groups", "gen -> veth -> XDP_TX -> veth on one thread, one poll "
 		    "group, or a thread per queue: what a group costs",
 	  bench_groups },
+	{ "fwd", "uxdp-fwd vs dpdk-testpmd vs a plain libxdp forwarder "
+		 "between two veth interfaces (AF_XDP), kernel generator "
+		 "(root)", bench_fwd },
 	{ "all", "every command above with full runs", cmd_all },
 	{ "demo", "every command with fewer and shorter runs, then a "
 		  "compact summary: the seeds' results beside ours",
@@ -170,13 +175,14 @@ static void usage(FILE *f)
 	fputc('\n', f);
 	bench_put_wrapped(f, 0, 0, "Exit status: 0 all that can run here ran, "
 		    "also when a target is not reached or a peer is absent "
-		    "(DPDK not built or --no-dpdk; the kernel peer not built, "
-		    "its BPF object not found, not root, or not supported by "
-		    "this kernel; 2-thread tests with one CPU), which the "
+		    "(DPDK not built or --no-dpdk; dpdk-testpmd not installed; "
+		    "the kernel peers or the libxdp forwarder not built, not "
+		    "root, or not supported by this kernel; 2-thread tests "
+		    "with one CPU), which the "
 		    "output says. 1 something that should have been measured "
 		    "could not be (a variant's run, a set-up or a content "
 		    "check failed, a redirect helper is missing, a built DPDK "
-		    "peer would not start): stderr says which and why, and "
+		    "peer or a forwarder would not start): stderr says which and why, and "
 		    "what did succeed is still printed; or the output could "
 		    "not be written. 2 bad arguments.");
 }
@@ -381,7 +387,7 @@ static int cmd_demo(const struct bench_opts *o)
 static int cmd_all(const struct bench_opts *o)
 {
 	return bench_ring(o) | bench_pool(o) | bench_veth_tx(o) |
-	       bench_redirect(o) | bench_groups(o);
+	       bench_redirect(o) | bench_groups(o) | bench_fwd(o);
 }
 
 static void print_header(const char *cmd, const struct bench_opts *o)

@@ -6,7 +6,7 @@
  * seed's kernel had): the seed measured +13.4% (ixgbe) and +8.7% (i40e)
  * with CONFIG_RETPOLINE, and no change without it on physical NICs.
  *
- * The loop lives in bench/redirect_loop.c and is built into two helper
+ * The loop lives in redirect_loop.c and is built into two helper
  * programs next to this one, uxdp-bench-redirect (normal) and
  * uxdp-bench-redirect-thunk (the library and the loop compiled with
  * thunks). Each run of a variant is one run of a helper; the four variants

@@ -34,7 +34,7 @@ struct bench_opts {
 	bool no_dpdk;		/* --no-dpdk: skip the DPDK peers */
 	bool compact;		/* demo: summary block only, no full tables */
 	uint64_t seed;		/* --seed: soak's random choices */
-	uint32_t duration;	/* --duration: soak's time limit, seconds */
+	uint32_t duration;	/* --duration: fwd's run, soak's limit, s */
 	uint32_t pipelines;	/* --pipelines: soak's concurrent pipelines */
 };
 
@@ -139,7 +139,7 @@ void bench_join(struct bench_thread *t);
 
 /* ---- the runner ---------------------------------------------------------- */
 
-#define BENCH_MAX_METRICS	4
+#define BENCH_MAX_METRICS	6
 
 /*
  * What a variant's run() returns, besides 0 and -errno, when the peer it
@@ -263,15 +263,20 @@ int bench_pool(const struct bench_opts *o);
 int bench_veth_tx(const struct bench_opts *o);
 int bench_redirect(const struct bench_opts *o);
 int bench_groups(const struct bench_opts *o);
+/* uxdp-fwd vs dpdk-testpmd vs libxdp_fwd on the netns testbed (root). */
+int bench_fwd(const struct bench_opts *o);
 /*
  * Not a benchmark: pipelines under churn for -n packets, then exact
- * accounting and buffer audits (bench/soak.c). 1 on any mismatch.
+ * accounting and buffer audits (soak.c). 1 on any mismatch.
  */
 int bench_soak(const struct bench_opts *o);
 
 #define BENCH_RING_DEFAULT_OPS	10000000ULL
 #define BENCH_POOL_DEFAULT_OPS	2000000ULL
 #define BENCH_VETH_DEFAULT_OPS	10000000ULL
+/* veth-tx's kernel peer: frames per run, for the generator alone and for
+ * the loop each (-n / 5 when -n is given, at least 100k). */
+#define BENCH_VETH_KERNEL_OPS	2000000ULL
 #define BENCH_REDIRECT_DEFAULT_OPS	10000000ULL
 #define BENCH_GROUPS_DEFAULT_OPS	4000000ULL
 #define BENCH_SOAK_DEFAULT_OPS	10000000ULL

@@ -12,8 +12,21 @@
  *	  -> flush: B's xmit -> A's ring; poll A: count, XDP_DROP
  *	  -> the frame goes back to gen's pool
  *
- * which is the kernel peer's loop (bench/kpeer_veth.c) step for step. The
- * variants differ only in B's XDP_TX bulk size.
+ * which is the kernel peer's loop step for step. The variants differ only
+ * in B's XDP_TX bulk size.
+ *
+ * The kernel peer: the same loop run by the kernel, on a veth pair vA-vB
+ * in a private namespace (tools/lib/testbed.c): the testbed's live-frames
+ * generator redirects each frame out of vA (BPF_PROG_TEST_RUN with
+ * BPF_F_TEST_XDP_LIVE_FRAMES, 64 frames per flush), vB's program swaps
+ * the MACs and returns XDP_TX, vA's counts and drops. All of it runs on
+ * this thread's CPU, inside the test-run call (veth's NAPI runs in the
+ * softirq that each batch's flush raises). Loop Mpps = frames vA counted
+ * / the time of the call; frames still in the rings when it returns are
+ * waited for and counted, not timed. The generator alone (its program
+ * drops) is the injection ceiling. vB's program also counts packets and
+ * bytes in a per-CPU map (every testbed program on an interface does),
+ * which the uxdp loop's B does not: a few ns per frame.
  *
  * The lock share: every xdp_xmit call takes the receiving ring's producer
  * lock once. Uncontended, a lock+unlock pair costs what one locked
@@ -33,10 +46,10 @@
 #include <uxdp/uxdp.h>
 
 #include "bench.h"
-#ifdef UXDP_BENCH_HAVE_KPEER
-#include "kpeer_veth.h"
-#endif
 #include "report.h"
+#ifdef UXDP_BENCH_HAVE_TESTBED
+#include "testbed.h"
+#endif
 
 #define GEN_FRAMES	1024	/* frames in flight, at most: ~3 rings' worth */
 #define POLL_BUDGET	64
@@ -47,10 +60,22 @@ struct veth_loop {
 	uint64_t a_count;	/* written by A's program */
 };
 
+/* The kernel peer, set up by its first run (a failure is the run's). */
+struct kernel_loop {
+	struct tb *tb;
+	struct tb_ns *ns;
+	struct tb_xdp *a;	/* vA: count, drop */
+	struct tb_gen *gen;	/* out of vA */
+	struct tb_gen *gen_drop;	/* the generator alone */
+	int err;		/* set-up failed: every run fails alike */
+	bool unavailable;	/* ... because this kernel cannot */
+	char why[192];
+};
+
 struct veth_case {
 	struct veth_loop *l;
 	uint32_t bulk;		/* B's XDP_TX bulk; 0: the kernel peer */
-	const char *bpf_obj;
+	struct kernel_loop *k;
 };
 
 enum { M_CYC, M_CALLS, M_MPPS, M_GEN_MPPS, M_NMETRICS };
@@ -195,30 +220,152 @@ static int uxdp_case_run(void *arg, uint64_t ops, double *out)
 	return 0;
 }
 
-#ifdef UXDP_BENCH_HAVE_KPEER
-static int kpeer_case_run(void *arg, uint64_t ops, double *out)
+#ifdef UXDP_BENCH_HAVE_TESTBED
+#define KERNEL_FRAME_LEN	64	/* Ethernet + IPv4 + UDP, no FCS */
+#define KERNEL_SETTLE_MS	500	/* longest wait for frames in flight */
+
+static void kernel_teardown(struct kernel_loop *k)
 {
-	struct veth_case *c = arg;
-	struct kpeer_veth_result r;
+	tb_gen_close(k->gen);
+	tb_gen_close(k->gen_drop);
+	tb_close(k->tb);	/* the programs, the pair, the namespace */
+	k->gen = k->gen_drop = NULL;
+	k->tb = NULL;
+}
+
+/* A kernel that cannot (no native XDP on veth, no live frames). */
+static bool kernel_cannot(int err)
+{
+	return err == -EOPNOTSUPP || err == -524 /* ENOTSUPP */;
+}
+
+static int kernel_setup(struct kernel_loop *k)
+{
+	static const uint8_t mac_a[6] = { 0x02, 0x75, 0x78, 0x64, 0x70, 0x0a };
+	static const uint8_t mac_b[6] = { 0x02, 0x75, 0x78, 0x64, 0x70, 0x0b };
+	struct tb_veth_opts vo = { .queues = 1, .mac_a = mac_a,
+				   .mac_b = mac_b };
+	struct tb_gen_opts go = { .cpu = -1 };
+	uint8_t frame[KERNEL_FRAME_LEN];
+	struct tb_xdp *b;
 	int err;
 
-	err = kpeer_veth_run(c->bpf_obj, ops, 1, &r);
-	/*
-	 * A kernel that says it cannot (no native XDP on veth, no live
-	 * frames) lacks the peer, as a machine without root does: a skip.
-	 * Anything else went wrong while it should have worked: a failure.
-	 */
-	if (err == -EOPNOTSUPP || err == -524 /* ENOTSUPP */) {
-		bench_why("this kernel cannot run it: %s", r.note);
+	tb_frame_build(frame, sizeof(frame), mac_b, mac_a, 9, 0);
+	err = tb_open(&k->tb, 0);
+	if (!err) {
+		k->ns = tb_ns_new(k->tb, "veth");
+		err = k->ns ? 0 : -errno;
+	}
+	if (!err)
+		err = tb_veth_add(k->tb, k->ns, "vA", k->ns, "vB", &vo);
+	/* vB first: what vA sends it needs vB's NAPI, and back. */
+	if (!err)
+		err = tb_xdp_attach(k->ns, "vB", TB_PROG_MACSWAP, 0,
+				    TB_XDP_NATIVE, &b);
+	if (!err)
+		err = tb_xdp_attach(k->ns, "vA", TB_PROG_DROP, 0,
+				    TB_XDP_NATIVE, &k->a);
+	if (!err)
+		err = tb_gen_open(k->tb, k->ns, "vA", frame, sizeof(frame),
+				  &go, &k->gen);
+	go.drop = true;
+	if (!err)
+		err = tb_gen_open(k->tb, k->ns, "vA", frame, sizeof(frame),
+				  &go, &k->gen_drop);
+	if (err) {
+		k->err = err;
+		k->unavailable = kernel_cannot(err);
+		snprintf(k->why, sizeof(k->why), "%s", tb_errmsg());
+		kernel_teardown(k);
+	}
+	return err;
+}
+
+/*
+ * Wait (bounded) until vA has counted @want frames more than @base, or
+ * its count stopped moving for 5 ms. Returns how many it counted.
+ */
+static uint64_t kernel_settle(struct kernel_loop *k, uint64_t base,
+			      uint64_t want)
+{
+	const struct timespec ms = { .tv_nsec = 1000000 };
+	uint64_t cur = base, last = base;
+	int i, still = 0;
+
+	for (i = 0; i < KERNEL_SETTLE_MS; i++) {
+		if (tb_xdp_count(k->a, &cur, NULL))
+			break;
+		if (cur - base >= want)
+			break;
+		if (i && cur == last) {
+			if (++still >= 5)
+				break;
+		} else {
+			still = 0;
+		}
+		last = cur;
+		nanosleep(&ms, NULL);
+	}
+	return cur - base;
+}
+
+/* A test run's failure: a skip if this kernel cannot, else a failure. */
+static int kernel_send_err(int err, const char *what)
+{
+	if (kernel_cannot(err)) {
+		bench_why("this kernel cannot run it: %s (%s)", tb_errmsg(),
+			  what);
 		return BENCH_UNAVAILABLE;
 	}
+	bench_why("%s (%s)", tb_errmsg(), what);
+	return err;
+}
+
+static int kernel_case_run(void *arg, uint64_t ops, double *out)
+{
+	struct veth_case *c = arg;
+	struct kernel_loop *k = c->k;
+	uint64_t t0, t1, c0, got;
+	int err;
+
+	if (!k->tb && !k->err)
+		kernel_setup(k);
+	if (k->err) {
+		if (k->unavailable) {
+			bench_why("this kernel cannot run it: %s", k->why);
+			return BENCH_UNAVAILABLE;
+		}
+		bench_why("%s", k->why);
+		return k->err;
+	}
+
+	/* The generator alone: page_pool, program, recycle. */
+	t0 = bench_tsc_begin();
+	err = tb_gen_send(k->gen_drop, ops);
+	t1 = bench_tsc_end();
+	if (err)
+		return kernel_send_err(err, "generator only");
+	out[M_GEN_MPPS] = (double)ops / bench_ns((double)(t1 - t0)) * 1e3;
+
+	/* The loop. */
+	err = tb_xdp_count(k->a, &c0, NULL);
 	if (err) {
-		bench_why("%s", r.note[0] ? r.note : strerror(-err));
+		bench_why("%s", tb_errmsg());
 		return err;
 	}
-	out[M_MPPS] = r.mpps_loop_median;
-	out[M_CYC] = bench_env.tsc_ghz * 1e3 / r.mpps_loop_median;
-	out[M_GEN_MPPS] = r.mpps_gen_only_median;
+	t0 = bench_tsc_begin();
+	err = tb_gen_send(k->gen, ops);
+	t1 = bench_tsc_end();
+	if (err)
+		return kernel_send_err(err, "loop");
+	got = kernel_settle(k, c0, ops);
+	if (!got) {
+		bench_why("no frame came back to vA (%llu sent)",
+			  (unsigned long long)ops);
+		return -EIO;
+	}
+	out[M_MPPS] = (double)got / bench_ns((double)(t1 - t0)) * 1e3;
+	out[M_CYC] = (double)(t1 - t0) / (double)got;
 	return 0;
 }
 #endif
@@ -240,28 +387,6 @@ static double lock_pair_cycles(void)
 	return (double)(t1 - t0) / (double)n;
 }
 
-/* The BPF object next to the binary (build tree), or the configured one. */
-static const char *find_bpf_obj(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 32);
-	char *slash;
-
-	if (n > 0) {
-		buf[n] = '\0';
-		slash = strrchr(buf, '/');
-		if (slash) {
-			strcpy(slash + 1, "veth_loop.bpf.o");
-			if (!access(buf, R_OK))
-				return buf;
-		}
-	}
-#ifdef UXDP_BENCH_BPF_OBJ
-	if (!access(UXDP_BENCH_BPF_OBJ, R_OK))
-		return UXDP_BENCH_BPF_OBJ;
-#endif
-	return NULL;
-}
-
 /* ---- the command ------------------------------------------------------------------ */
 
 int bench_veth_tx(const struct bench_opts *o)
@@ -271,8 +396,7 @@ int bench_veth_tx(const struct bench_opts *o)
 	struct bench_variant v[3];
 	struct veth_loop loop;
 	struct report_row *row;
-	char objbuf[4096];
-	const char *obj = find_bpf_obj(objbuf, sizeof(objbuf));
+	struct kernel_loop kl;
 	uint64_t ops = o->ops ? o->ops : BENCH_VETH_DEFAULT_OPS;
 	unsigned int nv = 0, i;
 	double lock, m16, m1, c16, c1, k, ratio;
@@ -290,6 +414,7 @@ int bench_veth_tx(const struct bench_opts *o)
 	}
 
 	memset(v, 0, sizeof(v));
+	memset(&kl, 0, sizeof(kl));
 	for (i = 0; i < 2; i++) {
 		cases[nv] = (struct veth_case){ .l = &loop, .bulk = bulks[i] };
 		v[nv].label = bulks[i] == 16 ? "uxdp bulk 16" : "uxdp bulk 1";
@@ -300,28 +425,22 @@ int bench_veth_tx(const struct bench_opts *o)
 		nv++;
 	}
 	/* Each way the kernel peer can be absent is a skip, said so. */
-#ifndef UXDP_BENCH_HAVE_KPEER
-	report_warn("veth", "kernel peer not built (needs libbpf-dev and "
-		    "clang at build time)");
+#ifndef UXDP_BENCH_HAVE_TESTBED
+	report_warn("veth", "kernel peer not built (needs libbpf-dev at "
+		    "build time)");
 	kpeer = false;
-	(void)obj;
 #else
 	if (geteuid() != 0) {
 		report_warn("veth", "kernel peer skipped: needs root (netns, "
 			    "veth, XDP programs, BPF_PROG_TEST_RUN)");
 		kpeer = false;
-	} else if (!obj) {
-		report_warn("veth", "kernel peer skipped: veth_loop.bpf.o not "
-			    "found next to uxdp-bench (built only when clang "
-			    "can target BPF)");
-		kpeer = false;
 	}
 	if (kpeer) {
-		uint64_t kops = o->ops ? o->ops / 5 : KPEER_VETH_FRAMES;
+		uint64_t kops = o->ops ? o->ops / 5 : BENCH_VETH_KERNEL_OPS;
 
-		cases[nv] = (struct veth_case){ .bpf_obj = obj };
+		cases[nv] = (struct veth_case){ .k = &kl };
 		v[nv].label = "kernel veth";
-		v[nv].run = kpeer_case_run;
+		v[nv].run = kernel_case_run;
 		v[nv].arg = &cases[nv];
 		v[nv].ops = kops < 100000 ? 100000 : kops;
 		v[nv].nmetrics = M_NMETRICS;
@@ -387,9 +506,12 @@ int bench_veth_tx(const struct bench_opts *o)
 		report_note("veth", "kernel peer: the same loop on a kernel "
 			    "veth pair in a private netns, BPF programs, "
 			    "generator BPF_PROG_TEST_RUN live frames "
-			    "(bench/kpeer_veth.c); its gen-only figure is the "
+			    "(tools/lib/testbed.c); its gen-only figure is the "
 			    "injection ceiling");
 	}
+#ifdef UXDP_BENCH_HAVE_TESTBED
+	kernel_teardown(&kl);
+#endif
 	bench_variants_free(v, nv);
 	loop_teardown(&loop);
 	report_flush();
