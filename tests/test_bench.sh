@@ -58,7 +58,21 @@ print("%s: %d results" % (sys.argv[2], len(rows)))
 PY
 }
 
-"$bench" --help | grep -q "usage: uxdp-bench COMMAND"
+"$bench" --help > "$tmp/help"
+grep -q "usage: uxdp-bench COMMAND" "$tmp/help" || fail "--help: no usage line"
+
+# The man page describes every command and every option --help lists
+# (roff writes '-' as '\-').
+man=$(dirname "$0")/../man/uxdp-bench.1
+nman=0
+for w in $(sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p' "$tmp/help") \
+	 $(sed -n '/^options:/,/^$/s/^ *\(-., \)\{0,1\}\(--[a-z-]*\).*/\2/p' \
+	   "$tmp/help"); do
+	nman=$((nman + 1))
+	roff=$(printf '%s' "$w" | sed 's/-/\\\\-/g')
+	grep -q -e "$roff" "$man" || fail "man/uxdp-bench.1 does not describe $w"
+done
+[ "$nman" -ge 15 ] || fail "--help: only $nman commands and options parsed"
 
 # ---- bad arguments: exit 2, and a message naming the problem ----
 for bad in "" "nosuch" "ring -r 0" "ring --frames x" "ring extra"; do
