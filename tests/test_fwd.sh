@@ -297,13 +297,17 @@ json_ok "$tmp/out" "--duration 1" 't["stop"] == "duration"' \
 	'all(len(x["ports"]) == 2 for x in iv)' \
 	'all(x["ports"][0]["rx_batch"] >= 0 for x in iv)' \
 	'sum(x["ports"][0]["rx"]["packets"] for x in iv) <= t["received"]' \
-	't["received"] > 10000'
+	't["received"] > 10000' \
+	'all("afxdp" not in p for x in iv + [t] for p in x["ports"])'
 [ $(((end - start) / 1000000)) -lt 10000 ] ||
 	fail "--duration 1 took $(((end - start) / 1000000)) ms"
 expect 0 "" -d 0.3 -i 0.1 null:g7,pps=100k null:s7,sink
 grep -q "^g7 .* rx/s .* fwd/s .* tx/s .* drop/s .* batch$" "$tmp/out" ||
 	fail "--duration: no interval line in $(cat "$tmp/out")"
 grep -q "stopped by duration" "$tmp/out" || fail "--duration: stop reason"
+# Only afxdp ports have kernel counters and a line on what the kernel gave.
+! grep -q "kernel:" "$tmp/out" || fail "null ports with kernel counters"
+! grep -q "XDP" "$tmp/err" || fail "null ports with an XDP line: $(cat "$tmp/err")"
 
 # signal_test SIG: started in the background by this (non-interactive)
 # shell, so SIGINT arrives ignored; it must still stop, cleanly, with 0.
@@ -463,6 +467,17 @@ afxdp_run() {
 		fail "afxdp $*: not stopped by --count: $(cat "$tmp/afx.out")"
 	grep -q "^received 1,000, forwarded 1,000 " "$tmp/afx.out" ||
 		fail "afxdp $*: totals: $(cat "$tmp/afx.out")"
+	# What the kernel gave each afxdp port, and its counters.
+	for a in "$@"; do
+		case $a in afxdp:*) ;; *) continue ;; esac
+		d=${a#afxdp:}
+		grep -q "^uxdp-fwd: $d: XDP [a-z]* (.*), copy mode, need_wakeup on, queue 0 bound (of 1)$" \
+			"$tmp/afx.err" ||
+			fail "afxdp $*: no mode line for $d: $(cat "$tmp/afx.err")"
+		sed -n "/^$d /,/^[^ ]/p" "$tmp/afx.out" |
+			grep -q "^  kernel:.* rx_ring_full [0-9]" ||
+			fail "afxdp $*: no kernel counters for $d: $(cat "$tmp/afx.out")"
+	done
 	after=$(link_stat "$dev" "$dir")
 	[ $((after - before)) -eq 1000 ] ||
 		fail "afxdp $*: $dev $dir $((after - before)) frames, want 1000"

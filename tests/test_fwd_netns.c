@@ -517,6 +517,70 @@ static void t_port_totals(const struct t_env *e, const char *name,
 			 e->obuf);
 }
 
+/*
+ * uxdp-fwd's stderr (read now) has the line saying what the kernel gave
+ * afxdp port @name: an XDP mode the kernel reports (veth has native XDP;
+ * generic would do too), copy mode (veth has no zero-copy),
+ * need_wakeup, and interface queue 0 of 1 bound.
+ */
+static void t_mode_line(struct t_env *e, const char *name)
+{
+	char key[64], line[256];
+	const char *p, *nl;
+	size_t len;
+
+	if (e->pid)
+		t_slurp(e->err, e->ebuf, sizeof(e->ebuf));
+	snprintf(key, sizeof(key), "uxdp-fwd: %s: XDP ", name);
+	p = strstr(e->ebuf, key);
+	if (!p)
+		fail_msg("no \"%s\" line on stderr: %s", key, e->ebuf);
+	nl = strchr(p, '\n');
+	len = nl ? (size_t)(nl - p) : strlen(p);
+	if (len >= sizeof(line))
+		len = sizeof(line) - 1;
+	memcpy(line, p, len);
+	line[len] = '\0';
+	p = line + strlen(key);
+	if (strncmp(p, "native (", 8) && strncmp(p, "generic (", 9))
+		fail_msg("%s: no XDP mode: %s", name, line);
+	if (!strstr(line, "), copy mode, need_wakeup on, queue 0 bound (of "
+		    "1)"))
+		fail_msg("%s: not copy mode, need_wakeup, queue 0 of 1: %s",
+			 name, line);
+}
+
+/*
+ * Counter @key of afxdp port @name in the text totals: on the "  kernel:"
+ * lines that follow the port's line ("rx_ring_full 0, ...").
+ */
+static uint64_t t_kernel_total(const struct t_env *e, const char *name,
+			       const char *key)
+{
+	const char *p = strstr(e->obuf, "totals after");
+	char pkey[32], kkey[64];
+	uint64_t v;
+
+	snprintf(pkey, sizeof(pkey), "\n%s ", name);
+	p = p ? strstr(p, pkey) : NULL;
+	if (!p)
+		fail_msg("no totals for %s in: %s", name, e->obuf);
+	snprintf(kkey, sizeof(kkey), " %s ", key);
+	/* The port's own lines: those indented below its line. */
+	for (p = strchr(p + 1, '\n'); p && !strncmp(p, "\n  ", 3);
+	     p = strchr(p + 1, '\n')) {
+		const char *end = strchr(p + 1, '\n'), *k;
+
+		if (strncmp(p, "\n  kernel:", 10))
+			continue;
+		k = strstr(p, kkey);
+		if (k && (!end || k < end) && t_num(&k, &v))
+			return v;
+	}
+	fail_msg("%s: no kernel %s in the totals: %s", name, key, e->obuf);
+	return 0;
+}
+
 static void t_out_has(const struct t_env *e, const char *needle)
 {
 	if (!strstr(e->obuf, needle))
@@ -685,12 +749,18 @@ static void test_forward(void **state)
 	};
 	struct t_got g;
 
+	static const char *const ports[] = { "d0", "d1" };
+	unsigned int i;
+
 	t_fwd_start(e, 0, T_ARGS("-d", T_LIMIT, "afxdp:d0", "afxdp:d1"));
 	t_fwd_ready(e);
 	t_out_has(e, "forwarding d0 <-> d1 with fwd, 1 poll thread");
 	assert_true(t_prog_on(e, "d0") != 0);
 	assert_true(t_prog_on(e, "d1") != 0);
 	assert_int_equal(t_xsks(e), 2);
+	/* What the kernel gave each port, said once it is up. */
+	t_mode_line(e, "d0");
+	t_mode_line(e, "d1");
 
 	t_exchange(&sr, &g);
 	t_exactly(&sr, &g, "S -> R");
@@ -703,6 +773,163 @@ static void test_forward(void **state)
 	t_totals(e, 2 * n, 2 * n, 0);
 	t_port_totals(e, "d0", n, n, n);
 	t_port_totals(e, "d1", n, n, n);
+	/* The kernel's counters of each port's socket, next to uxdp's: the
+	 * ring overflows are there (any number), and the driver gave the
+	 * kernel no bad descriptor and every packet found its socket. */
+	for (i = 0; i < 2; i++) {
+		t_kernel_total(e, ports[i], "rx_ring_full");
+		t_kernel_total(e, ports[i], "rx_fill_ring_empty_descs");
+		t_kernel_total(e, ports[i], "rx_dropped");
+		assert_int_equal(t_kernel_total(e, ports[i],
+						"rx_invalid_descs"), 0);
+		assert_int_equal(t_kernel_total(e, ports[i],
+						"tx_invalid_descs"), 0);
+		assert_int_equal(t_kernel_total(e, ports[i], "no_socket"), 0);
+	}
+	t_clean(e);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+/* Until uxdp-fwd's stdout has @needle (--json prints no header). */
+static void t_fwd_ready_for(struct t_env *e, const char *needle)
+{
+	uint64_t t0 = t_now_ms();
+
+	for (;;) {
+		t_slurp(e->out, e->obuf, sizeof(e->obuf));
+		if (strstr(e->obuf, needle))
+			return;
+		if (t_fwd_gone(e))
+			fail_msg("uxdp-fwd went before it was up (status "
+				 "0x%x): %s", e->status, e->ebuf);
+		if (t_now_ms() - t0 > T_UP_MS)
+			fail_msg("uxdp-fwd: no %s after %d ms", needle,
+				 T_UP_MS);
+		usleep(2000);
+	}
+}
+
+/*
+ * Port @name's object in the JSON line @line: from its "name" to the next
+ * port's (or the line's end), copied into @buf.
+ */
+static void t_json_port(const char *line, const char *name, char *buf,
+			size_t size)
+{
+	char key[64];
+	const char *p, *end;
+	size_t len;
+
+	snprintf(key, sizeof(key), "{\"name\":\"%s\"", name);
+	p = strstr(line, key);
+	if (!p)
+		fail_msg("no port %s in: %s", name, line);
+	end = strstr(p + 1, "{\"name\":");
+	len = end ? (size_t)(end - p) : strcspn(p, "\n");
+	if (len >= size)
+		fail_msg("port %s: %zu bytes of JSON, more than %zu", name,
+			 len, size - 1);
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+}
+
+/* The number after "@key": in @obj (the first such key). */
+static uint64_t t_json_u64(const char *obj, const char *key)
+{
+	char k[64];
+	const char *p;
+	uint64_t v;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = obj ? strstr(obj, k) : NULL;
+	if (!p || (p += strlen(k), *p < '0' || *p > '9') || !t_num(&p, &v))
+		fail_msg("no number \"%s\" in: %s", key, obj ? obj : "-");
+	return v;
+}
+
+/*
+ * --json -v, forwarding: stdout holds JSON lines only (-v's driver report
+ * goes to stderr with the mode lines); every interval object and the
+ * totals carry each afxdp port's kernel counters, the totals also what
+ * the kernel gave and the counters per queue.
+ */
+static void test_forward_json(void **state)
+{
+	struct t_env *e = *state;
+	uint32_t n = 20 * T_NSIZES;
+	struct t_flow sr = {
+		.tx = e->fd_s, .rx = e->fd_r, .dst = e->mac_r1,
+		.src = e->mac_s0, .seq0 = 900000, .n = n,
+	};
+	static const char *const ports[] = { "d0", "d1" };
+	char obj[8192], want[64];
+	const char *line, *totals = NULL;
+	unsigned int i, intervals = 0;
+	struct t_got g;
+
+	t_fwd_start(e, 0, T_ARGS("-d", T_LIMIT, "--json", "-v", "-i", "0.5",
+				 "afxdp:d0", "afxdp:d1"));
+	t_fwd_ready_for(e, "\"type\":\"interval\"");
+	t_mode_line(e, "d0");
+	t_mode_line(e, "d1");
+	t_exchange(&sr, &g);
+	t_exactly(&sr, &g, "S -> R");
+	t_fwd_stop(e, SIGINT);
+	t_exit_is(e, 0);
+
+	for (line = e->obuf; *line; line += strcspn(line, "\n") + 1) {
+		size_t len = strcspn(line, "\n");
+		char *l = strndup(line, len);
+
+		assert_non_null(l);
+		if (l[0] != '{' || l[len - 1] != '}')
+			fail_msg("not a JSON object: %s", l);
+		if (strstr(l, "\"type\":\"interval\"")) {
+			intervals++;
+			for (i = 0; i < 2; i++) {
+				t_json_port(l, ports[i], obj, sizeof(obj));
+				if (!strstr(obj, "\"afxdp\":{\"kernel\":{"))
+					fail_msg("interval: %s has no kernel "
+						 "counters: %s", ports[i], obj);
+				t_json_u64(obj, "rx_ring_full");
+			}
+		}
+		free(l);
+		if (!line[len])
+			break;
+	}
+	assert_true(intervals >= 1);
+	totals = strstr(e->obuf, "{\"type\":\"totals\"");
+	if (!totals)
+		fail_msg("no totals in: %s", e->obuf);
+	assert_int_equal(t_json_u64(totals, "received"), n);
+	for (i = 0; i < 2; i++) {
+		t_json_port(totals, ports[i], obj, sizeof(obj));
+		if (!strstr(obj, "\"afxdp\":{\"ifname\":"))
+			fail_msg("totals: %s has no afxdp member: %s",
+				 ports[i], obj);
+		if (!strstr(obj, "\"xdp_mode\":\"native\"") &&
+		    !strstr(obj, "\"xdp_mode\":\"generic\""))
+			fail_msg("totals: %s: no XDP mode: %s", ports[i], obj);
+		if (!strstr(obj, "\"zerocopy\":false"))
+			fail_msg("totals: %s: not copy mode: %s", ports[i],
+				 obj);
+		assert_int_equal(t_json_u64(obj, "queues"), 1);
+		assert_int_equal(t_json_u64(obj, "if_rx_queues"), 1);
+		/* The sums, then queue 0's. */
+		t_json_u64(strstr(obj, "\"kernel\":{"), "rx_ring_full");
+		assert_int_equal(t_json_u64(strstr(obj, "\"kernel\":{"),
+					    "rx_invalid_descs"), 0);
+		if (!strstr(obj, "\"per_queue\":[{\"queue\":0,"))
+			fail_msg("totals: %s: no queue 0: %s", ports[i], obj);
+		t_json_u64(strstr(obj, "\"per_queue\":"), "rx_ring_full");
+		/* -v: the driver's report, on stderr. */
+		snprintf(want, sizeof(want), "%s: afxdp %s queues 0-0",
+			 ports[i], ports[i]);
+		if (!strstr(e->ebuf, want))
+			fail_msg("-v: no \"%s\" on stderr: %s", want, e->ebuf);
+	}
 	t_clean(e);
 }
 
@@ -1361,6 +1588,8 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_forward, setup_1q,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_forward_json, setup_1q,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reflect_macswap,
 						setup_1q, teardown),

@@ -240,6 +240,48 @@ static const struct {
 
 /* ---- state --------------------------------------------------------------- */
 
+/*
+ * The kernel's counters of an afxdp port: XDP_STATISTICS of its AF_XDP
+ * sockets, summed over its queues, and the driver program's count of
+ * packets it passed to the stack because their queue had no socket.
+ */
+enum kstat {
+	KS_RX_DROPPED,
+	KS_RX_INVALID_DESCS,
+	KS_TX_INVALID_DESCS,
+	KS_RX_RING_FULL,
+	KS_RX_FILL_RING_EMPTY_DESCS,
+	KS_TX_RING_EMPTY_DESCS,
+	KS_NO_SOCKET,
+	KS_N
+};
+
+/*
+ * loss: a packet or a descriptor lost, or a packet that went elsewhere;
+ * the others are news, not trouble (tx_ring_empty_descs counts every
+ * wakeup that found the TX ring drained, in copy mode most of them).
+ */
+static const struct {
+	const char *name;
+	size_t off;		/* in struct uxdp_afxdp_queue_stats */
+	bool loss;
+} kstats[KS_N] = {
+#define KSTAT(i, f, l) \
+	[i] = { #f, offsetof(struct uxdp_afxdp_queue_stats, f), l }
+	KSTAT(KS_RX_DROPPED, rx_dropped, true),
+	KSTAT(KS_RX_INVALID_DESCS, rx_invalid_descs, true),
+	KSTAT(KS_TX_INVALID_DESCS, tx_invalid_descs, true),
+	KSTAT(KS_RX_RING_FULL, rx_ring_full, true),
+	KSTAT(KS_RX_FILL_RING_EMPTY_DESCS, rx_fill_ring_empty_descs, true),
+	KSTAT(KS_TX_RING_EMPTY_DESCS, tx_ring_empty_descs, false),
+	KSTAT(KS_NO_SOCKET, no_socket, true),
+#undef KSTAT
+};
+
+struct kcounters {
+	uint64_t v[KS_N];
+};
+
 struct port {
 	const char *spec;		/* as given */
 	char str[UXDP_PORT_STR_MAX];	/* with the options applied */
@@ -262,6 +304,19 @@ struct port {
 	/* A pcap port with a file to replay: the tool stops when every
 	 * such port is done (uxdp_pcap_done). */
 	bool replay;
+
+	/* An afxdp port: what the driver obtained from the kernel, read
+	 * once the port is up, and the kernel's counters of its sockets
+	 * (at the previous tick, and at the end, in all and per queue). */
+	bool afxdp;
+	bool xinfo_ok, ktotal_ok;
+	struct uxdp_afxdp_info xinfo;
+	struct kcounters klast, ktotal;
+	struct uxdp_afxdp_queue_stats xq[UXDP_AFXDP_MAX_QUEUES];
+	uint32_t nxq;
+	/* -v: uxdp_afxdp_print() while still up, shown after the totals. */
+	char *xdump;
+	size_t xdump_len;
 };
 
 enum stop_reason {
@@ -735,6 +790,112 @@ static int setup_signals(struct fwd *f)
 	return f->sigfd < 0 ? -errno : 0;
 }
 
+/* ---- afxdp ports: what the kernel gave ----------------------------------- */
+
+static uint64_t kstat_value(const struct uxdp_afxdp_queue_stats *st,
+			    unsigned int k)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)st + kstats[k].off, sizeof(v));
+	return v;
+}
+
+/*
+ * The kernel's counters of afxdp port @pt, summed over its queues, into
+ * @kc; each queue's into @perq too, if given (room for pt->nxq). Works up
+ * or down: the driver keeps the counts of sockets it closed.
+ */
+static int afxdp_counters_read(const struct port *pt, struct kcounters *kc,
+			       struct uxdp_afxdp_queue_stats *perq)
+{
+	struct uxdp_afxdp_queue_stats st;
+	struct uxdp_afxdp_info in;
+	unsigned int k;
+	uint32_t q;
+
+	memset(kc, 0, sizeof(*kc));
+	for (q = 0; q < pt->nxq; q++) {
+		if (uxdp_afxdp_queue_stats(pt->dev, q, &st))
+			return -1;
+		for (k = 0; k < KS_N; k++)
+			if (k != KS_NO_SOCKET)
+				kc->v[k] += kstat_value(&st, k);
+		if (perq)
+			perq[q] = st;
+	}
+	/* Per port, no_socket counts every queue of the interface, the
+	 * ones not bound too: that is where packets went to the stack
+	 * instead of to uxdp (a queue's own count is in perq). */
+	if (uxdp_afxdp_info(pt->dev, &in))
+		return -1;
+	kc->v[KS_NO_SOCKET] = in.no_socket;
+	return 0;
+}
+
+/*
+ * Once afxdp port @pt is up: what the driver obtained (XDP mode, how the
+ * program went on, copy or zero-copy, need_wakeup, the queues bound of
+ * the interface's), kept for the JSON totals and said in one line on
+ * stderr, unless --quiet. The numbers a user would otherwise dig out
+ * with ip link and ethtool.
+ */
+static void afxdp_report_up(const struct fwd *f, struct port *pt)
+{
+	const struct uxdp_afxdp_info *in = &pt->xinfo;
+	const char *name = uxdp_dev_name(pt->dev);
+
+	if (uxdp_afxdp_info(pt->dev, &pt->xinfo)) {
+		warn_msg("%s: what the kernel gave cannot be read: %s", name,
+			 uxdp_errmsg());
+		return;
+	}
+	pt->xinfo_ok = true;
+	if (f->o.quiet)
+		return;
+	fprintf(stderr, PROG_NAME ": %s: XDP %s (%s), %s mode, need_wakeup "
+		"%s, ", name, uxdp_afxdp_xdp_mode_str(in->xdp_mode),
+		uxdp_afxdp_attach_str(in->attach),
+		in->zerocopy ? "zero-copy" : "copy",
+		in->need_wakeup ? "on" : "off");
+	if (in->queues == 1)
+		fprintf(stderr, "queue %u", in->first_queue);
+	else
+		fprintf(stderr, "queues %u-%u", in->first_queue,
+			in->first_queue + in->queues - 1);
+	if (in->if_rx_queues)
+		fprintf(stderr, " bound (of %u)", in->if_rx_queues);
+	else
+		fprintf(stderr, " bound (of an unknown number)");
+	if (strcmp(in->ifname, name))
+		fprintf(stderr, " on %s", in->ifname);
+	if (in->busy_poll)
+		fprintf(stderr, ", busy_poll budget %u", in->busy_poll_budget);
+	if (in->shared)
+		fprintf(stderr, ", shared UMEM %s", in->group);
+	fputc('\n', stderr);
+}
+
+/* -v: the driver's own report, taken while the port is still up (the
+ * XDP mode and the sockets are gone once it is down). */
+static void afxdp_dump(struct port *pt)
+{
+	FILE *m = open_memstream(&pt->xdump, &pt->xdump_len);
+
+	if (!m)
+		return;
+	if (uxdp_afxdp_print(pt->dev, m, 0)) {
+		fclose(m);
+		free(pt->xdump);
+		pt->xdump = NULL;
+		return;
+	}
+	if (fclose(m)) {
+		free(pt->xdump);
+		pt->xdump = NULL;
+	}
+}
+
 /* ---- setup --------------------------------------------------------------- */
 
 static int open_ports(struct fwd *f)
@@ -757,6 +918,10 @@ static int open_ports(struct fwd *f)
 		 * start (capture only). */
 		pt->replay = !strcmp(uxdp_dev_kind(pt->dev), "pcap") &&
 			     !uxdp_pcap_done(pt->dev);
+		pt->afxdp = !strcmp(uxdp_dev_kind(pt->dev), "afxdp");
+		if (pt->afxdp)
+			pt->nxq = pt->nrxq < UXDP_AFXDP_MAX_QUEUES ?
+				  pt->nrxq : UXDP_AFXDP_MAX_QUEUES;
 		note(f, "port %s: device %s (%s), %u RX / %u TX queues",
 		     pt->str, uxdp_dev_name(pt->dev), uxdp_dev_kind(pt->dev),
 		     pt->nrxq, uxdp_dev_num_txq(pt->dev));
@@ -960,6 +1125,11 @@ static int setup(struct fwd *f)
 			return -1;
 		}
 	}
+	/* Said once every port is up: a failed start says only what
+	 * failed. */
+	for (i = 0; i < f->nports; i++)
+		if (f->ports[i].afxdp)
+			afxdp_report_up(f, &f->ports[i]);
 	return setup_groups(f);
 }
 
@@ -1068,6 +1238,109 @@ static void print_port_text(const struct fwd *f, const char *name,
 #undef FMT
 }
 
+/*
+ * An afxdp port's kernel counters: "  kernel: rx_dropped N, ...", lines
+ * cut before column 80. Over @ns, as rates, only the non-zero ones, and
+ * of those only losses unless -v (the interval lines, like the drops);
+ * with @ns == 0 every one, as counts (the totals).
+ */
+static void print_kernel_text(const struct fwd *f, const struct kcounters *kc,
+			      uint64_t ns)
+{
+	const char *lead = "  kernel:";
+	unsigned int k, col = 0, shown = 0;
+	char v[32], item[80];
+
+	for (k = 0; k < KS_N; k++) {
+		int n;
+
+		if (ns && (!kc->v[k] || (!kstats[k].loss && !f->o.verbose)))
+			continue;
+		n = snprintf(item, sizeof(item), " %s %s%s", kstats[k].name,
+			     ns ? tstats_fmt_rate(v, sizeof(v), kc->v[k], ns) :
+			     tstats_fmt_count(v, sizeof(v), kc->v[k]),
+			     ns ? "/s" : "");
+		if (n < 0)
+			continue;
+		if (shown && col + (unsigned int)n + 1 > 79) {
+			printf(",\n");
+			col = 0;
+		} else if (shown) {
+			putchar(',');
+			col++;
+		}
+		if (!col)
+			col = (unsigned int)printf("%s", lead);
+		col += (unsigned int)printf("%s", item);
+		shown++;
+	}
+	if (shown)
+		putchar('\n');
+}
+
+/* "kernel":{"rx_dropped":N,...} */
+static void print_kernel_json(const struct kcounters *kc)
+{
+	unsigned int k;
+
+	printf("\"kernel\":{");
+	for (k = 0; k < KS_N; k++)
+		printf("%s\"%s\":%llu", k ? "," : "", kstats[k].name,
+		       (unsigned long long)kc->v[k]);
+	printf("}");
+}
+
+/* The totals' "afxdp" member: what the driver obtained once up, the
+ * kernel's counters in all, and per queue. */
+static void print_afxdp_json(const struct port *pt)
+{
+	const struct uxdp_afxdp_info *in = &pt->xinfo;
+	unsigned int k;
+	uint32_t q;
+
+	printf(",\"afxdp\":{");
+	if (pt->xinfo_ok) {
+		printf("\"ifname\":");
+		tjson_str(stdout, in->ifname);
+		printf(",\"xdp_mode\":");
+		tjson_str(stdout, uxdp_afxdp_xdp_mode_str(in->xdp_mode));
+		printf(",\"attach\":");
+		tjson_str(stdout, uxdp_afxdp_attach_str(in->attach));
+		printf(",\"prog_id\":%u,\"zerocopy\":%s,\"need_wakeup\":%s,"
+		       "\"busy_poll\":%s,\"busy_poll_budget\":%u,"
+		       "\"first_queue\":%u,\"queues\":%u,"
+		       "\"if_rx_queues\":%u,\"if_tx_queues\":%u,"
+		       "\"rx_size\":%u,\"tx_size\":%u,\"frames\":%u,"
+		       "\"chunk_size\":%u,\"shared\":",
+		       in->prog_id, in->zerocopy ? "true" : "false",
+		       in->need_wakeup ? "true" : "false",
+		       in->busy_poll ? "true" : "false", in->busy_poll_budget,
+		       in->first_queue, in->queues, in->if_rx_queues,
+		       in->if_tx_queues, in->rx_size, in->tx_size, in->frames,
+		       in->chunk_size);
+		if (in->shared)
+			tjson_str(stdout, in->group);
+		else
+			printf("null");
+		printf(",");
+	}
+	if (pt->ktotal_ok) {
+		print_kernel_json(&pt->ktotal);
+		printf(",\"per_queue\":[");
+		for (q = 0; q < pt->nxq; q++) {
+			printf("%s{\"queue\":%u", q ? "," : "",
+			       pt->xq[q].queue);
+			for (k = 0; k < KS_N; k++)
+				printf(",\"%s\":%llu", kstats[k].name,
+				       (unsigned long long)
+				       kstat_value(&pt->xq[q], k));
+			printf("}");
+		}
+		printf("]");
+	}
+	printf("}");
+}
+
 /* "rx":{"packets":1,...},"tx":{...}: every counter, by the library's
  * names. */
 static void print_counters_json(const struct fwd *f,
@@ -1126,12 +1399,24 @@ static void print_interval(struct fwd *f, uint64_t now)
 		struct port *pt = &f->ports[i];
 		struct tdev_counters now_c, d;
 
+		struct kcounters now_k, dk;
+		bool k_ok = false;
+		unsigned int k;
+
 		if (tdev_counters_read(pt->dev, &now_c))
 			continue;	/* bad queue: cannot happen here */
 		tdev_counters_sub(&now_c, &pt->last, &d);
 		pt->last = now_c;
+		if (pt->afxdp && !afxdp_counters_read(pt, &now_k, NULL)) {
+			for (k = 0; k < KS_N; k++)
+				dk.v[k] = now_k.v[k] - pt->klast.v[k];
+			pt->klast = now_k;
+			k_ok = true;
+		}
 		if (!f->o.json) {
 			print_port_text(f, uxdp_dev_name(pt->dev), &d, ns);
+			if (k_ok)
+				print_kernel_text(f, &dk, ns);
 			continue;
 		}
 		printf("%s", shown++ ? "," : "");
@@ -1143,6 +1428,11 @@ static void print_interval(struct fwd *f, uint64_t now)
 		       tstats_rate(d.tx.packets, ns),
 		       tstats_rate(rx_lost(&d.rx), ns), rx_batch(&d.rx));
 		print_counters_json(f, &d);
+		if (k_ok) {
+			printf(",\"afxdp\":{");
+			print_kernel_json(&dk);
+			printf("}");
+		}
 		printf("}");
 	}
 	if (f->o.json)
@@ -1255,6 +1545,8 @@ static void print_totals(struct fwd *f, uint64_t ns)
 
 			print_port_text(f, uxdp_dev_name(pt->dev), &pt->total,
 					0);
+			if (pt->ktotal_ok)
+				print_kernel_text(f, &pt->ktotal, 0);
 			if (pt->counts) {
 				uint64_t p = 0, bytes = 0;
 
@@ -1284,6 +1576,10 @@ static void print_totals(struct fwd *f, uint64_t ns)
 		       tstats_fmt_count(b, sizeof(b), forwarded),
 		       tstats_fmt_rate(r, sizeof(r), forwarded, ns),
 		       tstats_fmt_count(c, sizeof(c), lost));
+		for (i = 0; i < f->nports; i++)
+			if (f->ports[i].xdump)
+				fwrite(f->ports[i].xdump, 1,
+				       f->ports[i].xdump_len, stdout);
 		check_output(f);
 		return;
 	}
@@ -1331,9 +1627,16 @@ static void print_totals(struct fwd *f, uint64_t ns)
 			       "\"in_flight\":%u,\"misplaced\":%u}",
 			       pt->audit.pools, pt->audit.chunks,
 			       pt->audit.in_flight, pt->audit.misplaced);
+		if (pt->afxdp)
+			print_afxdp_json(pt);
 		printf("}");
 	}
 	printf("]}\n");
+	/* -v: the drivers' reports, where they keep the JSON lines whole. */
+	for (i = 0; i < f->nports; i++)
+		if (f->ports[i].xdump)
+			fwrite(f->ports[i].xdump, 1, f->ports[i].xdump_len,
+			       stderr);
 	check_output(f);
 }
 
@@ -1379,8 +1682,13 @@ static void run(struct fwd *f)
 
 	for (i = 0; i < f->nports; i++)
 		replay |= f->ports[i].replay;
-	for (i = 0; i < f->nports; i++)
-		tdev_counters_read(f->ports[i].dev, &f->ports[i].last);
+	for (i = 0; i < f->nports; i++) {
+		struct port *pt = &f->ports[i];
+
+		tdev_counters_read(pt->dev, &pt->last);
+		if (pt->afxdp)
+			afxdp_counters_read(pt, &pt->klast, NULL);
+	}
 	f->t_start = f->t_last = tstats_now_ns();
 	next_tick = f->t_start + interval;
 	f->t_end = f->o.duration ? f->t_start + f->o.duration * 1000000ULL :
@@ -1475,6 +1783,8 @@ static void collect_totals(struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 
+		if (pt->dev && pt->afxdp && f->o.verbose)
+			afxdp_dump(pt);
 		if (pt->dev)
 			uxdp_dev_down(pt->dev);
 	}
@@ -1484,6 +1794,9 @@ static void collect_totals(struct fwd *f)
 		int n;
 
 		tdev_counters_read(pt->dev, &pt->total);
+		/* Down: the sockets are closed, their counts final. */
+		pt->ktotal_ok = pt->afxdp &&
+				!afxdp_counters_read(pt, &pt->ktotal, pt->xq);
 		pool_counters_read(pt);
 		n = uxdp_dev_audit(pt->dev, &pt->audit);
 		pt->audit_err = n < 0;
@@ -1520,6 +1833,7 @@ static void teardown(struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		uxdp_map_destroy(f->ports[i].map);
 		free(f->ports[i].counts);
+		free(f->ports[i].xdump);
 	}
 	if (f->user)
 		uxdp_prog_put(f->user);
