@@ -927,6 +927,134 @@ static void test_netlink_detach_only_ours(void **state)
 	t_end_device(e, 0, "va");
 }
 
+/* ---- an interface without native XDP ------------------------------------- */
+
+/* A macvlan on va (no ndo_bpf: generic XDP only; this kernel has no dummy
+ * driver), up, in the calling thread's namespace. */
+static int t_macvlan_fn(void *arg)
+{
+	(void)arg;
+	return system("ip link add link va name mv0 type macvlan mode bridge "
+		      "&& ip link set dev mv0 up") ? -1 : 0;
+}
+
+/*
+ * Without native XDP, the default mode falls back to generic (info and
+ * the kernel both say so) and packets arrive; mode=native is refused at
+ * up with EOPNOTSUPP, a message naming the mode, and nothing left behind.
+ */
+static void test_generic_fallback(void **state)
+{
+	struct t_env *e = *state;
+	struct t_prog p = { .verdict = UXDP_DROP };
+	struct uxdp_afxdp_info in;
+	uint8_t mac[6], f[128];
+	uint32_t n = 8, i;
+	int mode = 0;
+
+	assert_int_equal(tb_ns_run(e->a, t_macvlan_fn, NULL), 0);
+	assert_int_equal(tb_link_mac(e->a, "mv0", mac), 0);
+
+	e->dev[0] = t_open_in(e->a, "afxdp:mv0,mode=native,rx_size=256,"
+			      "tx_size=256", "xm", NULL, NULL);
+	assert_int_equal(uxdp_dev_up(e->dev[0]), -EOPNOTSUPP);
+	if (!strstr(uxdp_errmsg(), "mv0: cannot attach the XDP program in "
+		    "native mode"))
+		fail_msg("mode=native on mv0: \"%s\"", uxdp_errmsg());
+	assert_false(uxdp_dev_is_up(e->dev[0]));
+	assert_int_equal(t_prog_on(e, "mv0"), 0);
+	assert_int_equal(t_xsk_sockets(), 0);
+	uxdp_dev_destroy(e->dev[0]);
+	e->dev[0] = NULL;
+
+	e->dev[0] = t_open_in(e->a, "afxdp:mv0,rx_size=256,tx_size=256",
+			      "xm", NULL, NULL);
+	t_attach(e, 0, &p);
+	assert_int_equal(uxdp_dev_up(e->dev[0]), 0);
+	assert_int_equal(uxdp_afxdp_info(e->dev[0], &in), 0);
+	assert_int_equal(in.xdp_mode, UXDP_AFXDP_XDP_GENERIC);
+	assert_false(in.zerocopy);
+	assert_int_equal(tb_xdp_query(e->a, "mv0", NULL, &mode), 0);
+	assert_int_equal(mode, TB_XDP_GENERIC);
+	assert_int_equal(t_xsk_sockets(), 1);
+
+	/* From the peer to the macvlan's address, through generic XDP. */
+	assert_int_equal(tb_pkt_open(e->b, "vb", &e->fd[0]), 0);
+	for (i = 0; i < n; i++) {
+		size_t len = tb_frame_build(f, sizeof(f), mac, e->mac_vb,
+					    1000, i);
+
+		assert_int_equal(tb_pkt_send(e->fd[0], f, len), 0);
+	}
+	t_poll_until(e->dev[0], &p.packets, n);
+	assert_int_equal(t_get(&p.packets), n);
+	assert_int_equal(t_get(&p.intact), n);
+	t_end_device(e, 0, "mv0");
+	assert_int_equal(t_xsk_sockets(), 0);
+}
+
+/* ---- idle wake ----------------------------------------------------------- */
+
+/*
+ * A poll group with a 1 s idle timeout sleeps on the socket's descriptor
+ * (ops->rx_fd): once it is asleep, a packet is processed in well under a
+ * second, and the sleep counts as ended by a wakeup, not the timeout.
+ */
+static void test_idle_wake(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, go, .idle_us = 1000000);
+	struct t_env *e = *state;
+	struct t_prog p = { .verdict = UXDP_DROP };
+	struct uxdp_poll_group_stats gs, g0;
+	struct uxdp_poll_group *g;
+	uint8_t f[128];
+	uint64_t t0, dt;
+	uint32_t k;
+
+	e->dev[0] = t_open_in(e->a, "afxdp:va,rx_size=256,tx_size=256", "xa",
+			      NULL, NULL);
+	t_attach(e, 0, &p);
+	assert_int_equal(uxdp_dev_up(e->dev[0]), 0);
+	g = uxdp_poll_group_create(&go);
+	assert_non_null(g);
+	assert_int_equal(uxdp_poll_group_add(g, e->dev[0], UXDP_ALL_QUEUES),
+			 0);
+	assert_int_equal(uxdp_poll_group_start(g), 0);
+	assert_int_equal(tb_pkt_open(e->b, "vb", &e->fd[0]), 0);
+
+	for (k = 0; k < 3; k++) {
+		size_t len = tb_frame_build(f, sizeof(f), e->mac_va,
+					    e->mac_vb, 1000, k);
+
+		/* Asleep: it went to sleep and no round ran for 50 ms. */
+		t0 = t_now_ms();
+		for (;;) {
+			assert_int_equal(uxdp_poll_group_stats(g, &g0), 0);
+			usleep(50 * 1000);
+			assert_int_equal(uxdp_poll_group_stats(g, &gs), 0);
+			if (gs.sleeps && gs.sleeps == g0.sleeps &&
+			    gs.rounds == g0.rounds)
+				break;
+			if (t_now_ms() - t0 > T_DEADLINE_MS)
+				fail_msg("the group never settled asleep");
+		}
+		t0 = t_now_ms();
+		assert_int_equal(tb_pkt_send(e->fd[0], f, len), 0);
+		/* intact is counted last, after packets. */
+		t_wait_until(&p.intact, k + 1);
+		dt = t_now_ms() - t0;
+		assert_int_equal(t_get(&p.intact), k + 1);
+		assert_int_equal(t_get(&p.packets), k + 1);
+		if (dt >= 200)
+			fail_msg("packet %u took %" PRIu64 " ms with the "
+				 "poller asleep (idle 1 s)", k, dt);
+		assert_int_equal(uxdp_poll_group_stats(g, &gs), 0);
+		assert_true(gs.wakeups > g0.wakeups);
+	}
+	uxdp_poll_group_destroy(g);
+	t_end_device(e, 0, "va");
+}
+
 /* ---- bad input ----------------------------------------------------------- */
 
 static void t_open_fails(struct t_env *e, const char *port, int err,
@@ -1351,6 +1479,10 @@ int main(int argc, char **argv)
 						setup_1q, teardown),
 		cmocka_unit_test_setup_teardown(test_netlink_detach_only_ours,
 						setup_1q, teardown),
+		cmocka_unit_test_setup_teardown(test_generic_fallback,
+						setup_1q, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_wake, setup_1q,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup_1q,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_failed_start_zerocopy,

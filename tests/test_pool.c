@@ -1080,6 +1080,173 @@ static void test_shared_umem(void **state)
 	}
 }
 
+/*
+ * Buffer <-> UMEM address (for drivers): uxdp_buff_umem_addr() is the RX
+ * descriptor address of the data, uxdp_buff_chunk_addr() the chunk base,
+ * and uxdp_pool_buff_at() maps either back to the allocated buffer (any
+ * address inside the chunk when aligned; the exact base, whatever the
+ * offset bits, when unaligned). NULL for what names no allocated buffer of
+ * this pool: never allocated, freed, released, outside the UMEM, a wrong
+ * unaligned base, another pool's buffer in a shared UMEM.
+ */
+static void test_buff_umem_addr(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		const uint64_t data_off = c->headroom + UXDP_PACKET_HEADROOM;
+		struct uxdp_buff *b[4], *x, *y;
+		struct uxdp_pool *q2;
+		struct t_env e;
+		uint64_t a, base, size;
+		char *area;
+		uint32_t i;
+
+		t_env_init(&e, c);
+		area = uxdp_umem_area(e.umem);
+		size = (uint64_t)NCHUNKS * c->chunk_size;
+		q2 = uxdp_pool_create(e.umem, NULL);
+		assert_non_null(q2);
+
+		/* Nothing allocated yet. */
+		assert_null(uxdp_pool_buff_at(e.pool, t_chunk_addr(&e, 3)));
+		t_post_range(&e, 3, 4);
+		for (i = 0; i < 4; i++) {
+			b[i] = uxdp_pool_alloc(e.pool);
+			assert_non_null(b[i]);
+		}
+		/* Chunk 7 is posted to the pool but not allocated. */
+		t_post_range(&e, 7, 1);
+		for (i = 0; i < 4; i++) {
+			base = t_chunk_addr(&e, 3 + i);
+			assert_int_equal(uxdp_buff_chunk_addr(b[i]), base);
+			a = uxdp_buff_umem_addr(b[i]);
+			if (c->unaligned)
+				assert_int_equal(a, base | (data_off <<
+					UXDP_UNALIGNED_BUF_OFFSET_SHIFT));
+			else
+				assert_int_equal(a, base + data_off);
+			assert_ptr_equal(uxdp_umem_addr_ptr(area, a),
+					 b[i]->data);
+			assert_ptr_equal(uxdp_pool_buff_at(e.pool, a), b[i]);
+			assert_ptr_equal(uxdp_pool_buff_at(e.pool, base),
+					 b[i]);
+			/* The buffer stays allocated. */
+			assert_int_equal(t_stats(&e).outstanding, 4);
+		}
+
+		/* The program moved the data: the address follows. */
+		b[1]->data = (char *)b[1]->data - 14;
+		a = uxdp_buff_umem_addr(b[1]);
+		assert_ptr_equal(uxdp_umem_addr_ptr(area, a), b[1]->data);
+		assert_ptr_equal(uxdp_pool_buff_at(e.pool, a), b[1]);
+		b[1]->data = (char *)b[1]->data + 14;
+
+		base = t_chunk_addr(&e, 6);
+		if (!c->unaligned) {
+			/* Any address inside the chunk names it. */
+			assert_ptr_equal(uxdp_pool_buff_at(e.pool, base + 1),
+					 b[3]);
+			assert_ptr_equal(uxdp_pool_buff_at(e.pool, base +
+							   c->chunk_size - 1),
+					 b[3]);
+			assert_ptr_equal(uxdp_pool_buff_at(e.pool,
+							   base - 1), b[2]);
+			/* Offset bits mean nothing here: outside. */
+			assert_null(uxdp_pool_buff_at(e.pool, base |
+				(1ULL << UXDP_UNALIGNED_BUF_OFFSET_SHIFT)));
+		} else {
+			/* The exact base, whatever the offset says. */
+			assert_ptr_equal(uxdp_pool_buff_at(e.pool, base |
+				(77ULL << UXDP_UNALIGNED_BUF_OFFSET_SHIFT)),
+					 b[3]);
+			/* A wrong base names nothing, in the same 2 KiB
+			 * slot or not. */
+			assert_null(uxdp_pool_buff_at(e.pool, base + 1));
+			assert_null(uxdp_pool_buff_at(e.pool, base - 1));
+			assert_null(uxdp_pool_buff_at(e.pool, base + 2048));
+			assert_null(uxdp_pool_buff_at(e.pool, base +
+						       c->chunk_size - 1));
+		}
+		/* Next chunk: posted, not allocated. */
+		assert_null(uxdp_pool_buff_at(e.pool, base + c->chunk_size));
+		assert_null(uxdp_pool_buff_at(e.pool, t_chunk_addr(&e, 7) +
+					       data_off));
+
+		/* Outside the UMEM. */
+		assert_null(uxdp_pool_buff_at(e.pool, size));
+		assert_null(uxdp_pool_buff_at(e.pool, size + data_off));
+		assert_null(uxdp_pool_buff_at(e.pool, UINT64_MAX));
+		assert_null(uxdp_pool_buff_at(e.pool,
+					      UXDP_UNALIGNED_BUF_ADDR_MASK));
+
+		/* Shared UMEM: another pool's buffer is not this pool's. */
+		assert_int_equal(uxdp_pool_fill_range(q2, 20, 1), 1);
+		e.app[20] = false;
+		x = uxdp_pool_alloc(q2);
+		assert_non_null(x);
+		a = uxdp_buff_umem_addr(x);
+		assert_int_equal(uxdp_buff_chunk_addr(x),
+				 t_chunk_addr(&e, 20));
+		assert_ptr_equal(uxdp_pool_buff_at(q2, a), x);
+		assert_null(uxdp_pool_buff_at(e.pool, a));
+		assert_null(uxdp_pool_buff_at(q2, uxdp_buff_umem_addr(b[0])));
+		uxdp_buff_free(x);
+		assert_null(uxdp_pool_buff_at(q2, a));
+		/* Its free list goes back to the application. */
+		assert_int_equal(uxdp_pool_destroy(q2), 0);
+		e.app[20] = true;
+
+		/* Freed: gone; allocated again from the free list: back. */
+		a = uxdp_buff_umem_addr(b[0]);
+		uxdp_buff_free(b[0]);
+		assert_null(uxdp_pool_buff_at(e.pool, a));
+		assert_null(uxdp_pool_buff_at(e.pool, t_chunk_addr(&e, 3)));
+		y = uxdp_pool_alloc(e.pool);
+		assert_ptr_equal(y, b[0]);
+		assert_ptr_equal(uxdp_pool_buff_at(e.pool, a), b[0]);
+
+		/* Released to the application: gone. */
+		a = uxdp_buff_umem_addr(b[1]);
+		assert_int_equal(uxdp_pool_release(b[1]), a);
+		e.app[4] = true;
+		assert_null(uxdp_pool_buff_at(e.pool, a));
+		assert_null(uxdp_pool_buff_at(e.pool, t_chunk_addr(&e, 4)));
+		b[1] = b[3];
+
+		if (c->unaligned) {
+			/* A buffer at a base that is not a chunk multiple:
+			 * only that base names it. */
+			base = t_chunk_addr(&e, 30) + 100;
+			e.app[30] = false;
+			t_post_raw(&e, &base, 1);
+			/* Chunk 7 is still first on the fill ring. */
+			y = uxdp_pool_alloc(e.pool);
+			assert_non_null(y);
+			assert_int_equal(uxdp_buff_chunk_addr(y),
+					 t_chunk_addr(&e, 7));
+			uxdp_pool_release(y);
+			e.app[7] = true;
+			x = uxdp_pool_alloc(e.pool);
+			assert_non_null(x);
+			assert_int_equal(uxdp_buff_chunk_addr(x), base);
+			a = uxdp_buff_umem_addr(x);
+			assert_int_equal(a, base | (data_off <<
+					 UXDP_UNALIGNED_BUF_OFFSET_SHIFT));
+			assert_ptr_equal(uxdp_pool_buff_at(e.pool, a), x);
+			assert_ptr_equal(uxdp_pool_buff_at(e.pool, base), x);
+			assert_null(uxdp_pool_buff_at(e.pool,
+						      t_chunk_addr(&e, 30)));
+			assert_null(uxdp_pool_buff_at(e.pool, base - 1));
+			uxdp_pool_release(x);
+			e.app[30] = true;
+			assert_null(uxdp_pool_buff_at(e.pool, base));
+		}
+		/* Drain what went to the completion ring: nothing did. */
+		assert_int_equal(t_drain_comp(&e), 0);
+		t_env_fini(&e, b, 3);
+	}
+}
+
 /* Bad configuration and second pool. */
 static void test_pool_create_errors(void **state)
 {
@@ -1129,6 +1296,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_fill_producer),
 		cmocka_unit_test(test_retire),
 		cmocka_unit_test(test_shared_umem),
+		cmocka_unit_test(test_buff_umem_addr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

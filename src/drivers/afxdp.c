@@ -240,7 +240,16 @@ struct afx_q {
 	bool rx_ok;			/* socket open, device up */
 	bool busy_poll, wakeup;
 	struct uxdp_ring rx, fill;
-	struct uxdp_buff **held;	/* by chunk: given to the kernel */
+	/*
+	 * By chunk: posted to the kernel and not yet back. Not
+	 * uxdp_pool_buff_at(): to the pool, "allocated" also covers the TX
+	 * copy stash and buffers already received (in a program, in another
+	 * device's TX ring, in a socket), so an RX descriptor the kernel got
+	 * wrong (a chunk never posted, or one it gave back already) would
+	 * hand such a buffer out a second time. held[] is also how down
+	 * finds the kernel's share to take back.
+	 */
+	struct uxdp_buff **held;
 	uint32_t nheld;			/* read relaxed by stats */
 	uint32_t pool_dry;		/* last refill found the pool empty */
 	uint32_t polled;		/* a poll ran: the pool has an owner */
