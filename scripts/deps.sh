@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential cmake pkg-config git
       libcmocka-dev liburcu-dev libbpf-dev libxdp-dev libpcap-dev libdpdk-dev dpdk-dev
       linux-libc-dev clang libclang-rt-14-dev llvm iproute2 valgrind
-      tshark"
+      tshark gnuplot-nox"
 
 missing=""
 for p in $PKGS; do

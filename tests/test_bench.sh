@@ -230,6 +230,60 @@ expect 1 "soak: FAILED: .*audit of G's buffers: 0 misplaced, 1 in flight" \
 	env UXDP_SOAK_FAULT=leak "$bench" soak -n 100k -q
 expect 2 "--pipelines: 9 is out of range: 1\.\.8" "$bench" soak --pipelines 9
 
+# ---- xsk: the seed's experiment on the nic model, and --plot ----
+# One short run of every variant (with --plot, its sweeps too, drawn by
+# gnuplot): JSON rows with figures, the accounting note (every run checks
+# generated = consumed + drops and audits the UMEMs, a failure fails the
+# variant); then an injected failure names its variant and exits 1.
+xsk_plot=""
+if command -v gnuplot >/dev/null 2>&1; then
+	xsk_plot="--plot $tmp/plots"
+else
+	echo ""
+	echo "*** SKIPPED: uxdp-bench --plot: gnuplot not installed ***"
+	echo ""
+	case "${UXDP_CI:-}" in
+	""|0) ;;
+	*) fail "--plot: UXDP_CI is set and gnuplot is missing" ;;
+	esac
+fi
+# shellcheck disable=SC2086
+expect 0 "" "$bench" xsk -r 1 -n 20k --json -q $xsk_plot
+check_json "$tmp/out" xsk all
+python3 - "$tmp/out" <<'PY' || fail "xsk: bad results"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = {r["name"]: r for r in doc["results"] if r["group"] == "xsk"}
+for name in ("rxdrop zc", "rxdrop copy", "l2fwd zc", "l2fwd copy",
+             "txonly zc", "txonly copy", "aligned alloc_batch",
+             "aligned single alloc", "unaligned alloc_batch",
+             "unaligned single alloc", "2 queues"):
+    assert name in rows, "no xsk row %r" % name
+    r = rows[name]
+    assert r["unit"] == "Mpps" and r["value"] > 0, r
+    assert r["parts"]["cyc/pkt"] > 0, r
+for name in ("aligned batch/single Mpps", "2 queues / 1 queue"):
+    assert rows[name]["value"] > 0, rows[name]
+notes = [n["text"] for n in doc["notes"] if n["group"] == "xsk"]
+assert any("generated = consumed + counted drops" in t for t in notes), notes
+targets = [t for t in doc["targets"] if t["group"] == "xsk"]
+assert len(targets) == 3, targets
+print("xsk: %d rows, %d targets" % (len(rows), len(targets)))
+PY
+if [ -n "$xsk_plot" ]; then
+	for p in xsk_refill_batch xsk_app_batch xsk_queues; do
+		[ -s "$tmp/plots/$p.svg" ] || fail "--plot: no $p.svg"
+		grep -q "<svg" "$tmp/plots/$p.svg" 2>/dev/null ||
+			fail "--plot: $p.svg is not an SVG"
+	done
+fi
+expect 1 "xsk: FAILED: xsk l2fwd copy split aligned batch: failure injected" \
+	env $fv="xsk l2fwd copy" "$bench" xsk -r 1 -n 20k -q
+grep -Eq "rxdrop zc +uxdp +[0-9.]+ Mpps" "$tmp/out" ||
+	fail "xsk: the variants that ran are missing"
+expect 1 "--plot: gnuplot not found" \
+	env PATH=/nonexistent "$bench" xsk -r 1 -n 64 --plot "$tmp/np"
+
 # ---- output that cannot be written: exit 1, and stderr says so ----
 if [ -w /dev/full ]; then
 	full="^uxdp-bench: writing output: No space left on device"

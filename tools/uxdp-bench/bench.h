@@ -36,6 +36,7 @@ struct bench_opts {
 	uint64_t seed;		/* --seed: soak's random choices */
 	uint32_t duration;	/* --duration: fwd's run, soak's limit, s */
 	uint32_t pipelines;	/* --pipelines: soak's concurrent pipelines */
+	const char *plot_dir;	/* --plot: sweeps drawn as SVG here */
 };
 
 /* What the process found at start-up; filled by bench_env_init(). */
@@ -270,6 +271,8 @@ int bench_fwd(const struct bench_opts *o);
  * accounting and buffer audits (soak.c). 1 on any mismatch.
  */
 int bench_soak(const struct bench_opts *o);
+/* The seed's xdpsock rxdrop end to end on the nic model (xsk_perf.c). */
+int bench_xsk(const struct bench_opts *o);
 
 #define BENCH_RING_DEFAULT_OPS	10000000ULL
 #define BENCH_POOL_DEFAULT_OPS	2000000ULL
@@ -280,6 +283,7 @@ int bench_soak(const struct bench_opts *o);
 #define BENCH_REDIRECT_DEFAULT_OPS	10000000ULL
 #define BENCH_GROUPS_DEFAULT_OPS	4000000ULL
 #define BENCH_SOAK_DEFAULT_OPS	10000000ULL
+#define BENCH_XSK_DEFAULT_OPS	2000000ULL
 #define BENCH_SOAK_DEFAULT_PIPES	4
 /* Each pipeline has at most 6 polling threads; 64 threads may poll. */
 #define BENCH_SOAK_MAX_PIPES	8

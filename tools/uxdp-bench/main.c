@@ -25,6 +25,7 @@
 
 #include "bench.h"
 #include "dpdk_peer.h"
+#include "plot.h"
 #include "report.h"
 
 /* ---- options ------------------------------------------------------------- */
@@ -33,6 +34,7 @@ enum opt_type {
 	OPT_FLAG,		/* bool, no argument */
 	OPT_U32,
 	OPT_U64,		/* accepts k, M, G suffixes (x1000) */
+	OPT_STR,		/* const char *, the argument as given */
 	OPT_HELP,
 };
 
@@ -57,6 +59,7 @@ enum {
 	KEY_SEED,
 	KEY_DURATION,
 	KEY_PIPELINES,
+	KEY_PLOT,
 };
 
 static const struct opt_def opt_defs[] = {
@@ -70,9 +73,9 @@ static const struct opt_def opt_defs[] = {
 	 */
 	OPT_DEF("ops", 'n', OPT_U64, ops, "N", 64, 10000000000ULL,
 		"elements (ring), buffers (pool) or packets (veth-tx, "
-		"redirect) per run, 64..10G for every command, k/M/G suffix "
-		"ok (default: ring 10M, pool 2M, veth-tx 10M (kernel peer "
-		"2M), redirect 10M; demo: 4M, 1M, 4M, 4M)"),
+		"redirect, xsk) per run, 64..10G for every command, k/M/G "
+		"suffix ok (default: ring 10M, pool 2M, veth-tx 10M (kernel "
+		"peer 2M), redirect 10M, xsk 2M; demo: 4M, 1M, 4M, 4M, 1M)"),
 	OPT_DEF("frames", KEY_FRAMES, OPT_U32, frames, "N", 128, 1U << 20,
 		"pool: UMEM chunks; the fill ring is sized to hold them "
 		"(default 4096)"),
@@ -94,6 +97,11 @@ static const struct opt_def opt_defs[] = {
 	OPT_DEF("pipelines", KEY_PIPELINES, OPT_U32, pipelines, "N", 1,
 		BENCH_SOAK_MAX_PIPES,
 		"soak: pipelines running at once (default 4)"),
+	OPT_DEF("plot", KEY_PLOT, OPT_STR, plot_dir, "DIR", 0, 0,
+		"after the command, draw its sweeps as SVG into DIR with "
+		"gnuplot (NAME.dat, NAME.gp, NAME.svg): xsk then runs extra "
+		"sweep variants, pool plots its batch sizes; no gnuplot: exit "
+		"1 (default off)"),
 	{ "help", 'h', OPT_HELP, 0, NULL, 0, 0, "this text" },
 };
 
@@ -126,6 +134,9 @@ static const struct bench_cmd cmds[] = {
 	{ "fwd", "uxdp-fwd vs dpdk-testpmd vs a plain libxdp forwarder "
 		 "between two veth interfaces (AF_XDP), kernel generator "
 		 "(root)", bench_fwd },
+	{ "xsk", "the seed's xdpsock rxdrop on the nic model: rxdrop, l2fwd, "
+		 "txonly, zero-copy/copy, alloc_batch vs single refill, "
+		 "aligned/unaligned, 1 vs 2 queues", bench_xsk },
 	{ "all", "every command above with full runs", cmd_all },
 	{ "demo", "every command with fewer and shorter runs, then a "
 		  "compact summary: the seeds' results beside ours",
@@ -140,6 +151,7 @@ static const struct bench_cmd cmds[] = {
 #define DEMO_POOL_OPS	1000000ULL
 #define DEMO_VETH_OPS	4000000ULL
 #define DEMO_REDIRECT_OPS	4000000ULL
+#define DEMO_XSK_OPS		1000000ULL
 
 /* ---- help and errors ----------------------------------------------------- */
 
@@ -281,6 +293,11 @@ static void set_opt(struct bench_opts *o, const struct opt_def *d,
 		else
 			*(uint64_t *)field = v;
 		return;
+	case OPT_STR:
+		if (!*arg)
+			bad_args("--%s: empty argument", d->name);
+		*(const char **)field = arg;
+		return;
 	case OPT_HELP:
 		usage(stdout);
 		exit(0);
@@ -319,7 +336,8 @@ static const struct bench_cmd *parse_args(int argc, char **argv,
 	*sp++ = ':';		/* report a missing argument as ':' */
 	for (i = 0; i < NOPTS; i++) {
 		const struct opt_def *d = &opt_defs[i];
-		bool arg = d->type == OPT_U32 || d->type == OPT_U64;
+		bool arg = d->type == OPT_U32 || d->type == OPT_U64 ||
+			   d->type == OPT_STR;
 
 		longopts[i] = (struct option){
 			.name = d->name,
@@ -381,13 +399,16 @@ static int cmd_demo(const struct bench_opts *o)
 	ret |= bench_veth_tx(&d);
 	d.ops = o->ops ? o->ops : DEMO_REDIRECT_OPS;
 	ret |= bench_redirect(&d);
+	d.ops = o->ops ? o->ops : DEMO_XSK_OPS;
+	ret |= bench_xsk(&d);
 	return ret;
 }
 
 static int cmd_all(const struct bench_opts *o)
 {
 	return bench_ring(o) | bench_pool(o) | bench_veth_tx(o) |
-	       bench_redirect(o) | bench_groups(o) | bench_fwd(o);
+	       bench_redirect(o) | bench_groups(o) | bench_fwd(o) |
+	       bench_xsk(o);
 }
 
 static void print_header(const char *cmd, const struct bench_opts *o)
@@ -475,6 +496,9 @@ int main(int argc, char **argv)
 	/* The library's warnings would garble a JSON document. */
 	if (o.json)
 		uxdp_set_print(NULL);
+	/* Before any measuring: a missing gnuplot is said at once. */
+	if (o.plot_dir && plot_init(o.plot_dir))
+		return 1;
 	if (bench_env_init()) {
 		fprintf(stderr, "uxdp-bench: FAILED: cannot calibrate the "
 			"TSC\n");
@@ -485,6 +509,8 @@ int main(int argc, char **argv)
 	report_flush();
 
 	ret = cmd->run(&o);
+	if (plot_render(o.quiet))
+		ret = 1;
 
 	/* The status may have changed: EAL starts only when first needed. */
 	if (o.no_dpdk) {

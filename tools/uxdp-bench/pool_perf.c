@@ -40,6 +40,7 @@
 #include <uxdp/umem.h>
 
 #include "bench.h"
+#include "plot.h"
 #include "dpdk_peer.h"
 #include "report.h"
 
@@ -697,6 +698,35 @@ static void report_dpdk_rows(struct bench_variant *v, unsigned int nv)
 
 /* ---- the command --------------------------------------------------------- */
 
+/* --plot: cycles per buffer against the batch size (single at 0.5). */
+static void plot_pool(struct bench_variant *v, unsigned int nv)
+{
+	struct plot *p = plot_get("pool_batch", "pool: Rx buffer life, "
+				  "cycles per buffer against batch size",
+				  "alloc batch (buffers per call)", "cyc/buf",
+				  PLOT_LOGX | PLOT_YZERO);
+	enum pool_cycle cy;
+	unsigned int mode, b;
+
+	plot_xtics(p, "(\"single\" 0.5, 1, 8, 16, 32, 64)");
+	for (cy = CYCLE_RX; cy <= CYCLE_DROP; cy++)
+		for (mode = 0; mode < 2; mode++)
+			for (b = 0; b < NBATCH; b++) {
+				struct bench_variant *x;
+				char series[48];
+
+				x = find(v, nv, cy, (int)mode, batch_sizes[b]);
+				if (!x)
+					continue;
+				snprintf(series, sizeof(series), "%s %s",
+					 cycle_names[cy], mode ? "unaligned" :
+					 "aligned");
+				plot_point(p, series, batch_sizes[b] ?
+					   (double)batch_sizes[b] : 0.5,
+					   bench_median(x, M_TOTAL));
+			}
+}
+
 int bench_pool(const struct bench_opts *o)
 {
 	uint32_t frames = o->frames ? o->frames : BENCH_DEFAULT_FRAMES;
@@ -834,6 +864,7 @@ int bench_pool(const struct bench_opts *o)
 	report_heading("pool: drop cycle (free-list path), cyc/buf");
 	report_uxdp_rows(v, nv, CYCLE_DROP);
 	report_uxdp_rows(v, nv, CYCLE_BARE);
+	plot_pool(v, nv);
 	if (dpdk)
 		report_dpdk_rows(v, nv);
 	else
