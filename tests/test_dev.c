@@ -91,6 +91,14 @@ static struct uxdp_rxq_stats t_rx(struct t_tdev *t)
 	return st;
 }
 
+static struct uxdp_rxq_stats t_rx_dev(struct uxdp_dev *d)
+{
+	struct uxdp_rxq_stats st;
+
+	assert_int_equal(uxdp_dev_rxq_stats(d, 0, &st), 0);
+	return st;
+}
+
 /* Frames held by the tdevs are the only ones out of the pool. */
 static void t_check_accounting(struct t_env *e)
 {
@@ -741,6 +749,370 @@ static void test_driver_without_rxq(void **state)
 	assert_int_equal(uxdp_umem_destroy(t.umem), 0);
 }
 
+/* ---- the null generator's defaults (issue 7, item 3) -------------------- */
+
+/* What a program saw of each generated packet. */
+struct t_seen {
+	uint32_t runs;
+	uint32_t len_min, len_max;	/* data_end - data */
+	uint32_t first_tmpl;		/* byte 0 was the template's */
+	uint32_t first_mine;		/* byte 0 was this program's write */
+	uint32_t body_bad;		/* bytes 1.. differ from the template */
+	const uint8_t *tmpl;		/* NULL: do not compare */
+	uint32_t tmpl_len;
+	bool scribble;			/* overwrite byte 0 */
+};
+
+#define T_SCRIBBLE	0xee
+
+static uint32_t t_prog_seen(struct uxdp_buff *ctx, void *priv)
+{
+	struct t_seen *s = priv;
+	const uint8_t *d = ctx->data;
+	uint32_t len = (uint32_t)((char *)ctx->data_end - (char *)ctx->data);
+
+	if (!s->runs || len < s->len_min)
+		s->len_min = len;
+	if (len > s->len_max)
+		s->len_max = len;
+	s->runs++;
+	if (s->tmpl && len >= s->tmpl_len) {
+		if (d[0] == s->tmpl[0])
+			s->first_tmpl++;
+		else if (d[0] == T_SCRIBBLE)
+			s->first_mine++;
+		if (memcmp(d + 1, s->tmpl + 1, s->tmpl_len - 1))
+			s->body_bad++;
+	}
+	if (s->scribble)
+		((uint8_t *)ctx->data)[0] = T_SCRIBBLE;
+	return UXDP_DROP;
+}
+
+static struct uxdp_dev *t_null_up(const char *name,
+				  const struct uxdp_null_opts *o,
+				  struct t_seen *s)
+{
+	struct uxdp_prog *p = uxdp_prog_create("seen", t_prog_seen, s);
+	struct uxdp_dev *d = uxdp_null_create(name, o);
+
+	if (!d)
+		fail_msg("null %s: %s", name, uxdp_errmsg());
+	assert_non_null(p);
+	assert_int_equal(uxdp_dev_attach_prog(d, 0, p), 0);
+	uxdp_prog_put(p);
+	assert_int_equal(uxdp_dev_up(d), 0);
+	return d;
+}
+
+static void t_tmpl_fill(uint8_t *t, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		t[i] = (uint8_t)(0x11 + 3 * i);
+}
+
+/* A 100-byte template gives 100-byte packets, with rx_len left at 0. */
+static void test_null_len_from_template(void **state)
+{
+	uint8_t tmpl[100];
+	UXDP_DECLARE_OPTS(uxdp_null_opts, o, .rx_template = tmpl,
+			  .rx_template_len = sizeof(tmpl));
+	struct t_seen s = { .tmpl = tmpl, .tmpl_len = sizeof(tmpl) };
+	struct uxdp_dev *d;
+
+	(void)state;
+	t_tmpl_fill(tmpl, sizeof(tmpl));
+	d = t_null_up("nlen0", &o, &s);
+	assert_int_equal(uxdp_dev_poll(d, 0, 64), 64);
+	assert_int_equal(s.runs, 64);
+	assert_int_equal(s.len_min, 100);
+	assert_int_equal(s.len_max, 100);
+	assert_int_equal(s.first_tmpl, 64);
+	assert_int_equal(s.body_bad, 0);
+	assert_int_equal(t_rx_dev(d).bytes, 64 * 100);
+	uxdp_dev_destroy(d);
+
+	/* rx_len still overrides: cut to 60. */
+	o.rx_len = 60;
+	memset(&s, 0, sizeof(s));
+	d = t_null_up("nlen1", &o, &s);
+	assert_int_equal(uxdp_dev_poll(d, 0, 8), 8);
+	assert_int_equal(s.len_min, 60);
+	assert_int_equal(s.len_max, 60);
+	uxdp_dev_destroy(d);
+}
+
+/* A template shorter than an Ethernet header is refused and named. */
+static void test_null_short_template(void **state)
+{
+	uint8_t tmpl[14];
+	UXDP_DECLARE_OPTS(uxdp_null_opts, o, .rx_template = tmpl,
+			  .rx_template_len = 10);
+	struct t_seen s = { 0 };
+	struct uxdp_dev *d;
+
+	(void)state;
+	t_tmpl_fill(tmpl, sizeof(tmpl));
+	errno = 0;
+	assert_null(uxdp_null_create("nshort", &o));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "rx_template_len 10"));
+	assert_null(uxdp_dev_get_by_name("nshort"));
+	o.rx_template_len = 13;
+	assert_null(uxdp_null_create("nshort", &o));
+	assert_int_equal(errno, EINVAL);
+	/* 14 bytes, the header alone, is a packet. */
+	o.rx_template_len = 14;
+	d = t_null_up("nshort", &o, &s);
+	assert_int_equal(uxdp_dev_poll(d, 0, 4), 4);
+	assert_int_equal(s.len_min, 14);
+	assert_int_equal(s.len_max, 14);
+	uxdp_dev_destroy(d);
+}
+
+/*
+ * A program that writes byte 0 of every packet: with UXDP_NULL_F_REWRITE
+ * every packet still starts with the template's byte; without it (null.h:
+ * the template is written once per buffer) exactly the first use of each
+ * of the rx_frames buffers does, every later one shows the program's own
+ * earlier write.
+ */
+static void t_null_rewrite(uint32_t flags)
+{
+	/* Each poll takes every buffer: all are used, none twice. */
+	enum { FRAMES = 8, POLLS = 40, BUDGET = FRAMES };
+	uint8_t tmpl[64];
+	UXDP_DECLARE_OPTS(uxdp_null_opts, o, .rx_template = tmpl,
+			  .rx_template_len = sizeof(tmpl),
+			  .rx_frames = FRAMES, .flags = flags);
+	struct t_seen s = { .tmpl = tmpl, .tmpl_len = sizeof(tmpl),
+			    .scribble = true };
+	struct uxdp_dev *d;
+	uint32_t i;
+
+	t_tmpl_fill(tmpl, sizeof(tmpl));
+	d = t_null_up(flags ? "nrw1" : "nrw0", &o, &s);
+	for (i = 0; i < POLLS; i++)
+		assert_int_equal(uxdp_dev_poll(d, 0, BUDGET), BUDGET);
+	assert_int_equal(s.runs, POLLS * BUDGET);
+	assert_int_equal(s.body_bad, 0);
+	if (flags & UXDP_NULL_F_REWRITE) {
+		assert_int_equal(s.first_tmpl, POLLS * BUDGET);
+		assert_int_equal(s.first_mine, 0);
+	} else {
+		assert_int_equal(s.first_tmpl, FRAMES);
+		assert_int_equal(s.first_mine, POLLS * BUDGET - FRAMES);
+	}
+	assert_int_equal(uxdp_dev_audit(d, NULL), 0);
+	uxdp_dev_destroy(d);
+}
+
+static void test_null_rewrite(void **state)
+{
+	(void)state;
+	t_null_rewrite(UXDP_NULL_F_REWRITE);
+	t_null_rewrite(0);
+}
+
+static void t_sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * rx_pps: polled as often as it likes for ~200 ms, the generator is never
+ * ahead of the schedule (at most pps x elapsed, counted from before up)
+ * and not far behind it (at least half, a loose bound for a busy machine).
+ */
+static void test_null_rate(void **state)
+{
+	const uint64_t pps = 5000;
+	UXDP_DECLARE_OPTS(uxdp_null_opts, o, .rx_pps = pps);
+	struct t_seen s = { 0 };
+	uint64_t t0, t1, got = 0, cap, want;
+	struct uxdp_dev *d;
+	int r;
+
+	(void)state;
+	d = uxdp_null_create("nrate", &o);
+	assert_non_null(d);
+	{
+		struct uxdp_prog *p = uxdp_prog_create("seen", t_prog_seen,
+							&s);
+
+		assert_int_equal(uxdp_dev_attach_prog(d, 0, p), 0);
+		uxdp_prog_put(p);
+	}
+	t0 = t_now_ms();
+	assert_int_equal(uxdp_dev_up(d), 0);
+	do {
+		r = uxdp_dev_poll(d, 0, UXDP_NAPI_BUDGET);
+		assert_true(r >= 0);
+		got += (uint64_t)r;
+		t_sleep_ms(1);
+	} while (t_now_ms() - t0 < 200);
+	t1 = t_now_ms();
+	assert_int_equal(uxdp_null_generated(d), got);
+	assert_int_equal(s.runs, got);
+	/* +1 ms: t_now_ms() truncates both ends. */
+	cap = pps * (t1 - t0 + 1) / 1000;
+	want = pps * (t1 - t0) / 1000;
+	if (got > cap || got < want / 2)
+		fail_msg("%llu packets in %llu ms at %llu pps (want %llu, at "
+			 "most %llu)", (unsigned long long)got,
+			 (unsigned long long)(t1 - t0),
+			 (unsigned long long)pps, (unsigned long long)want,
+			 (unsigned long long)cap);
+	uxdp_dev_destroy(d);
+}
+
+/* rx_count stops the generator at that count exactly, and NULL options
+ * generate 64-byte packets without a limit. */
+static void test_null_count_and_defaults(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_null_opts, o, .rx_count = 1000,
+			  .rx_frames = 16);
+	struct t_seen s = { 0 };
+	struct uxdp_dev *d;
+	uint32_t total = 0, i;
+	int r;
+
+	(void)state;
+	d = t_null_up("ncount", &o, &s);
+	/* 7 does not divide 1000: the last poll is cut to 6. */
+	while ((r = uxdp_dev_poll(d, 0, 7)) > 0) {
+		assert_true(r == 7 || total + (uint32_t)r == 1000);
+		total += (uint32_t)r;
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(total, 1000);
+	assert_int_equal(uxdp_dev_poll(d, 0, 64), 0);
+	assert_int_equal(uxdp_null_generated(d), 1000);
+	assert_int_equal(s.runs, 1000);
+	assert_int_equal(t_rx_dev(d).packets, 1000);
+	uxdp_dev_destroy(d);
+
+	memset(&s, 0, sizeof(s));
+	d = t_null_up("ndefault", NULL, &s);
+	/* More than the 1024 buffers: they come back and go out again. */
+	for (i = 0; i < 100; i++)
+		assert_int_equal(uxdp_dev_poll(d, 0, 64), 64);
+	assert_int_equal(uxdp_null_generated(d), 6400);
+	assert_int_equal(s.runs, 6400);
+	assert_int_equal(s.len_min, 64);
+	assert_int_equal(s.len_max, 64);
+	assert_int_equal(uxdp_dev_audit(d, NULL), 0);
+	uxdp_dev_destroy(d);
+}
+
+/* ---- the audit can fail (issue 7, item 2) ------------------------------- */
+
+static struct uxdp_pool *t_audit_rx_pool(struct uxdp_dev *dev, uint32_t q)
+{
+	(void)q;
+	return (*(struct t_norxq **)uxdp_dev_priv(dev))->pool;
+}
+
+static const struct uxdp_dev_ops t_audit_ops = {
+	.kind = "auditdev",
+	.poll = t_norxq_poll,
+	.xdp_xmit = t_norxq_xmit,
+	.rx_pool = t_audit_rx_pool,
+};
+
+static void t_post(struct uxdp_ring *fill, uint64_t addr)
+{
+	uint32_t idx;
+
+	assert_int_equal(uxdp_ring_prod_reserve(fill, 1, &idx), 1);
+	*uxdp_ring_addr(fill, idx) = addr;
+	uxdp_ring_prod_submit(fill, 1);
+}
+
+/*
+ * uxdp_dev_audit() returns the misplaced chunks, not always 0: a chunk the
+ * application never posted is in no place, one posted twice is in two.
+ */
+static void test_audit_finds_misplaced(void **state)
+{
+	enum { N = 64 };
+	UXDP_DECLARE_OPTS(uxdp_null_opts, no, .rx_frames = 32);
+	struct uxdp_dev_audit a;
+	struct uxdp_pool_stats ps;
+	struct uxdp_ring *fill;
+	struct uxdp_buff *b, *held[N];
+	struct t_norxq t;
+	struct uxdp_dev *d;
+	uint32_t i;
+
+	(void)state;
+	t.umem = uxdp_umem_create(NULL, N * 4096, NULL);
+	assert_non_null(t.umem);
+	t.pool = uxdp_pool_create(t.umem, NULL);
+	assert_non_null(t.pool);
+	d = uxdp_dev_alloc("audit0", &t_audit_ops, 1, 1, sizeof(void *));
+	assert_non_null(d);
+	*(struct t_norxq **)uxdp_dev_priv(d) = &t;
+	uxdp_pool_set_rxq(t.pool, uxdp_dev_rxq_info(d, 0));
+
+	/* Chunk N - 1 kept back: found nowhere. */
+	fill = uxdp_umem_fill_ring(t.umem);
+	for (i = 0; i < N - 1; i++)
+		t_post(fill, (uint64_t)i * 4096);
+	memset(&a, 0xff, sizeof(a));
+	assert_int_equal(uxdp_dev_audit(d, &a), 1);
+	assert_int_equal(a.misplaced, 1);
+	assert_int_equal(a.pools, 1);
+	assert_int_equal(a.chunks, N);
+	assert_int_equal(a.in_flight, 0);
+	/* Posted: all home. One allocated is in flight, not misplaced. */
+	t_post(fill, (uint64_t)(N - 1) * 4096);
+	assert_int_equal(uxdp_dev_audit(d, &a), 0);
+	assert_int_equal(a.misplaced, 0);
+	b = uxdp_pool_alloc(t.pool);
+	assert_non_null(b);
+	assert_int_equal(uxdp_dev_audit(d, &a), 0);
+	assert_int_equal(a.in_flight, 1);
+	/* The allocated chunk posted again: in two places. */
+	t_post(fill, uxdp_buff_chunk_addr(b));
+	assert_int_equal(uxdp_dev_audit(d, &a), 1);
+	assert_int_equal(a.misplaced, 1);
+	/* The pool skips the duplicate when it reaches it: every other
+	 * chunk can be allocated once, then nothing; whole again. */
+	for (i = 0; i < N - 1; i++) {
+		held[i] = uxdp_pool_alloc(t.pool);
+		assert_non_null(held[i]);
+	}
+	assert_null(uxdp_pool_alloc(t.pool));
+	for (i = 0; i < N - 1; i++)
+		uxdp_buff_free(held[i]);
+	uxdp_buff_free(b);
+	assert_int_equal(uxdp_pool_stats(t.pool, &ps), 0);
+	assert_int_equal(ps.fill_dup, 1);
+	assert_int_equal(uxdp_dev_audit(d, &a), 0);
+	assert_int_equal(a.in_flight, 0);
+	uxdp_dev_destroy(d);
+	assert_int_equal(uxdp_pool_destroy(t.pool), 0);
+	assert_int_equal(uxdp_umem_destroy(t.umem), 0);
+
+	/* A real driver: the null device's chunk 0 posted twice on the fill
+	 * ring of its UMEM (the default ring holds 2048, room to spare). */
+	d = uxdp_null_create("audit1", &no);
+	assert_non_null(d);
+	assert_int_equal(uxdp_dev_audit(d, &a), 0);
+	assert_int_equal(a.chunks, 32);
+	fill = uxdp_umem_fill_ring(uxdp_pool_umem(uxdp_dev_pool(d, 0)));
+	t_post(fill, 0);
+	assert_int_equal(uxdp_dev_audit(d, &a), 1);
+	assert_int_equal(a.misplaced, 1);
+	uxdp_dev_destroy(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -762,6 +1134,12 @@ int main(void)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_stats_walk),
 		cmocka_unit_test(test_driver_without_rxq),
+		cmocka_unit_test(test_null_len_from_template),
+		cmocka_unit_test(test_null_short_template),
+		cmocka_unit_test(test_null_rewrite),
+		cmocka_unit_test(test_null_rate),
+		cmocka_unit_test(test_null_count_and_defaults),
+		cmocka_unit_test(test_audit_finds_misplaced),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -169,7 +169,11 @@ static void t_refl_setup(struct t_refl *r, uint64_t n, uint32_t ring,
 /*
  * Frames that reached the end of the line: dropped at A, or refused (and
  * counted) on the way. Once G has handed out all n, this reaches n only if
- * nobody sleeps on a ring that holds frames.
+ * nobody sleeps on a ring that holds frames. It cannot over-count: each
+ * frame ends in exactly one of these four (A's program runs after its
+ * slot in A's ring is released; a refused frame is counted once, by the
+ * flush that gave it back), and all four only grow, so reading them one
+ * after another gives at most the frames finished by the last read.
  */
 static uint64_t t_refl_done(const struct t_refl *r)
 {
@@ -211,6 +215,28 @@ static void t_refl_finish(struct t_refl *r, const char *what)
 		fail_msg("%s: G generated %llu, want %llu", what,
 			 (unsigned long long)g.packets,
 			 (unsigned long long)r->n);
+	/* Every counter first, so a failure below says which hop. */
+	if (g.redirect + g.redirect_err + g.drop != r->n ||
+	    b.packets + b.drained != g.redirect ||
+	    a.packets + a.drained != b.tx || a.drained + b.drained)
+		fprintf(stderr, "%s: G redirect %llu err %llu drop %llu; "
+			"A tx %llu full %llu down %llu; B packets %llu "
+			"drained %llu tx %llu tx_err %llu runs %llu; A packets "
+			"%llu drained %llu runs %llu\n", what,
+			(unsigned long long)g.redirect,
+			(unsigned long long)g.redirect_err,
+			(unsigned long long)g.drop,
+			(unsigned long long)ta.packets,
+			(unsigned long long)ta.full,
+			(unsigned long long)ta.down,
+			(unsigned long long)b.packets,
+			(unsigned long long)b.drained,
+			(unsigned long long)b.tx,
+			(unsigned long long)b.tx_err,
+			(unsigned long long)t_get(&runs_b),
+			(unsigned long long)a.packets,
+			(unsigned long long)a.drained,
+			(unsigned long long)t_get(&runs_a));
 	/* Every frame in exactly one terminal counter at each hop. */
 	assert_int_equal(g.redirect + g.redirect_err + g.drop, r->n);
 	assert_int_equal(g.redirect_miss, g.drop);
@@ -353,6 +379,96 @@ static void test_group_reflector_loses_nothing(void **state)
 	assert_int_equal(t_get(&runs_a), r.n);	/* nothing lost */
 	assert_true(st.packets >= 3 * r.n);	/* G, B and A each saw all */
 	t_refl_finish(&r, "group");
+}
+
+/* What the pinned group's program saw: the CPU of every run. */
+struct t_pin {
+	int want;
+	uint64_t runs;
+	uint64_t elsewhere;
+	int last_bad;
+};
+
+static uint32_t t_prog_cpu(struct uxdp_buff *ctx, void *priv)
+{
+	struct t_pin *p = priv;
+	int cpu = sched_getcpu();
+
+	(void)ctx;
+	if (cpu != p->want) {
+		t_inc(&p->elsewhere);
+		__atomic_store_n(&p->last_bad, cpu, __ATOMIC_RELAXED);
+	}
+	t_inc(&p->runs);
+	return UXDP_DROP;
+}
+
+/*
+ * A group made with UXDP_THREAD_F_PIN runs every poll on its CPU: the last
+ * one this process may use. The thread is created while the creating
+ * thread is pinned to the first one, whose mask it would otherwise
+ * inherit: an unpinned group then runs every poll on the wrong CPU.
+ */
+static void test_group_pinned(void **state)
+{
+	const uint64_t n = T_TSAN ? 5000 : 50000;
+	UXDP_DECLARE_OPTS(uxdp_null_opts, no, .rx_count = n);
+	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, po, .flags = UXDP_THREAD_F_PIN,
+			  .budget = 64, .idle_us = T_IDLE_US);
+	struct t_pin pin = { .last_bad = -1 };
+	cpu_set_t orig, first;
+	char ng[UXDP_IFNAMSIZ];
+	struct uxdp_poll_group *grp;
+	struct uxdp_prog *p;
+	struct uxdp_dev *g;
+	int cpu, lo = -1, hi = -1;
+	uint64_t deadline;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(orig), &orig), 0);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &orig)) {
+			if (lo < 0)
+				lo = cpu;
+			hi = cpu;
+		}
+	if (CPU_COUNT(&orig) < 2) {
+		fprintf(stderr, "\n*** SKIPPED test_group_pinned: one CPU in "
+			"the affinity mask, nothing to tell apart ***\n\n");
+		skip();
+	}
+	pin.want = hi;
+	po.cpu = hi;
+	g = uxdp_null_create(t_name(ng, "pg"), &no);
+	assert_non_null(g);
+	p = uxdp_prog_create("cpu", t_prog_cpu, &pin);
+	assert_non_null(p);
+	assert_int_equal(uxdp_dev_attach_prog(g, 0, p), 0);
+	uxdp_prog_put(p);
+	assert_int_equal(uxdp_dev_up(g), 0);
+	grp = uxdp_poll_group_create(&po);
+	assert_non_null(grp);
+	assert_int_equal(uxdp_poll_group_add(grp, g, 0), 0);
+
+	CPU_ZERO(&first);
+	CPU_SET(lo, &first);
+	assert_int_equal(sched_setaffinity(0, sizeof(first), &first), 0);
+	cpu = uxdp_poll_group_start(grp);
+	assert_int_equal(sched_setaffinity(0, sizeof(orig), &orig), 0);
+	assert_int_equal(cpu, 0);
+
+	deadline = t_now_ms() + T_DEADLINE_MS;
+	while (t_get(&pin.runs) < n && t_now_ms() < deadline)
+		t_sleep_ms(1);
+	uxdp_poll_group_destroy(grp);
+	if (t_get(&pin.elsewhere))
+		fail_msg("%llu of %llu polls ran off CPU %d (last on %d)",
+			 (unsigned long long)t_get(&pin.elsewhere),
+			 (unsigned long long)t_get(&pin.runs), hi,
+			 pin.last_bad);
+	assert_int_equal(t_get(&pin.runs), n);
+	assert_int_equal(uxdp_dev_audit(g, NULL), 0);
+	uxdp_dev_destroy(g);
 }
 
 /* The poll group calls: errors say why, and a removed queue is let go. */
@@ -762,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_reflector_small_ring_big_budget),
 		cmocka_unit_test(test_group_reflector_loses_nothing),
 		cmocka_unit_test(test_group_api),
+		cmocka_unit_test(test_group_pinned),
 		cmocka_unit_test(test_down_device_sleeps),
 		cmocka_unit_test(test_destroy_clears_map_slot),
 		cmocka_unit_test(test_destroy_under_traffic),

@@ -268,6 +268,91 @@ static void test_addr_helpers(void **state)
 	assert_int_equal(uxdp_umem_destroy(NULL), 0);
 }
 
+/*
+ * Default fill and completion rings hold every chunk (issue 7, item 8):
+ * the smallest power of two that is at least the chunk count and at least
+ * UXDP_UMEM_DEFAULT_RING_SIZE (src/pool/umem.c, pool_ring_size).
+ */
+static void test_default_rings_hold_every_chunk(void **state)
+{
+	static const struct {
+		uint32_t chunks, chunk_size, ring;
+	} cases[] = {
+		{ 100, 4096, UXDP_UMEM_DEFAULT_RING_SIZE },
+		{ 2048, 4096, 2048 },
+		{ 2049, 2048, 4096 },
+		{ 4096, 4096, 4096 },
+		{ 4096, 2048, 4096 },
+		{ 4097, 2048, 8192 },
+	};
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		UXDP_DECLARE_OPTS(uxdp_umem_opts, o,
+				  .chunk_size = cases[i].chunk_size);
+		struct uxdp_umem *u = uxdp_umem_create(NULL,
+			(uint64_t)cases[i].chunks * cases[i].chunk_size, &o);
+
+		if (!u)
+			fail_msg("%u chunks: %s", cases[i].chunks,
+				 uxdp_errmsg());
+		assert_int_equal(uxdp_umem_nchunks(u), cases[i].chunks);
+		assert_int_equal(uxdp_umem_fill_ring(u)->size, cases[i].ring);
+		assert_int_equal(uxdp_umem_comp_ring(u)->size, cases[i].ring);
+		/* And "post every chunk" fits in one go. */
+		assert_int_equal(uxdp_umem_fill_all(u), (int)cases[i].chunks);
+		assert_int_equal(*uxdp_umem_fill_ring(u)->producer,
+				 cases[i].chunks);
+		assert_int_equal(uxdp_umem_destroy(u), 0);
+	}
+}
+
+/*
+ * uxdp_umem_fill_all() is all or nothing: a fill ring smaller than the
+ * chunks gets -ENOSPC, a message, and no entry at all; a ring that is
+ * already partly used likewise.
+ */
+static void test_fill_all_enospc(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, o, .fill_size = 64);
+	struct uxdp_umem *u = uxdp_umem_create(NULL, MB, &o);	/* 256 */
+	struct uxdp_ring *fill;
+	uint64_t addr = 0;
+	uint32_t idx;
+
+	(void)state;
+	assert_non_null(u);
+	fill = uxdp_umem_fill_ring(u);
+	assert_int_equal(fill->size, 64);
+	assert_int_equal(uxdp_umem_fill_all(u), -ENOSPC);
+	assert_non_null(strstr(uxdp_errmsg(), "fill ring"));
+	assert_int_equal(*fill->producer, 0);
+	assert_int_equal(uxdp_ring_prod_nb_free(fill, 64), 64);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+
+	/* Exactly the chunks: fits; once more: no room, nothing added. */
+	o.fill_size = 256;
+	u = uxdp_umem_create(NULL, MB, &o);
+	assert_non_null(u);
+	fill = uxdp_umem_fill_ring(u);
+	assert_int_equal(uxdp_umem_fill_all(u), 256);
+	assert_int_equal(uxdp_umem_fill_all(u), -ENOSPC);
+	assert_int_equal(*fill->producer, 256);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+
+	/* One entry already posted leaves room for 255 of 256: none go. */
+	u = uxdp_umem_create(NULL, MB, &o);
+	assert_non_null(u);
+	fill = uxdp_umem_fill_ring(u);
+	assert_int_equal(uxdp_ring_prod_reserve(fill, 1, &idx), 1);
+	uxdp_ring_prod_write_addrs(fill, idx, &addr, 1);
+	uxdp_ring_prod_submit(fill, 1);
+	assert_int_equal(uxdp_umem_fill_all(u), -ENOSPC);
+	assert_int_equal(*fill->producer, 1);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +365,8 @@ int main(void)
 		cmocka_unit_test(test_ring_sizes),
 		cmocka_unit_test(test_huge_rings_lazy),
 		cmocka_unit_test(test_addr_helpers),
+		cmocka_unit_test(test_default_rings_hold_every_chunk),
+		cmocka_unit_test(test_fill_all_enospc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
