@@ -1363,6 +1363,109 @@ static void test_xsk_zc(void **state)
 	t_rx_free(r);
 }
 
+/*
+ * A zero-copy socket under both refill styles: the batch refill (one
+ * uxdp_pool_alloc_batch() per ring part) and UXDP_NIC_F_SINGLE_ALLOC (one
+ * uxdp_pool_alloc() per buffer), both out of the socket's fill ring. The
+ * application recycles every chunk at once, so the ring never runs short:
+ * every generated packet arrives, and every chunk is in one place after.
+ */
+static void t_xsk_zc_alloc(bool single)
+{
+	const uint32_t count = 4000, nchunks = 1024;
+	UXDP_DECLARE_OPTS(uxdp_nic_opts, o, .flows = 16, .rx_count = count,
+			  .rx_ring = 256, .refill_threshold = 32,
+			  .flags = single ? UXDP_NIC_F_SINGLE_ALLOC : 0);
+	UXDP_DECLARE_OPTS(uxdp_xsk_opts, xo, .flags = UXDP_XSK_F_ZEROCOPY |
+			  UXDP_XSK_F_NEED_WAKEUP, .rx_size = 2048);
+	struct uxdp_umem *u = t_umem(nchunks);
+	struct uxdp_dev *d = t_nic(&o);
+	struct t_rx *r = t_rx_new(d, NULL, 64, UXDP_DROP);
+	struct uxdp_ring *fill, *rx;
+	struct uxdp_nic_stats st;
+	struct uxdp_xsk *x;
+	uint32_t got = 0, idx, fidx, n, i, k;
+	uint8_t *where;
+
+	r->map = uxdp_map_create(1);
+	assert_non_null(r->map);
+	x = uxdp_xsk_create(u, d, 0, &xo);
+	if (!x)
+		fail_msg("xsk_create: %s", uxdp_errmsg());
+	assert_true(uxdp_xsk_options(x) & UXDP_XSK_OPT_ZEROCOPY);
+	assert_int_equal(uxdp_map_update(r->map, 0, uxdp_xsk_target(x)), 0);
+	r->zc_q = 0;
+	r->zc_lo = uxdp_umem_area(u);
+	r->zc_hi = r->zc_lo + (size_t)nchunks * T_CHUNK;
+	r->zc_want = true;
+	t_attach(d, r);
+	fill = uxdp_xsk_fill_ring(x);
+	rx = uxdp_xsk_rx_ring(x);
+	t_fill(fill, 0, nchunks);
+	assert_int_equal(uxdp_dev_up(d), 0);
+	for (k = 0; k < 1000 && got < count; k++) {
+		uxdp_dev_poll(d, 0, 64);
+		/* Each chunk straight back to the fill ring. */
+		n = uxdp_ring_cons_peek(rx, 4096, &idx);
+		assert_int_equal(uxdp_ring_prod_reserve(fill, n, &fidx), n);
+		for (i = 0; i < n; i++) {
+			const struct uxdp_desc *dd = uxdp_ring_desc(rx, idx + i);
+
+			assert_int_equal(dd->len, UXDP_NIC_DEFAULT_LEN);
+			*uxdp_ring_addr(fill, fidx + i) =
+				dd->addr - dd->addr % T_CHUNK;
+		}
+		uxdp_ring_cons_release(rx, n);
+		uxdp_ring_prod_submit(fill, n);
+		got += n;
+	}
+	assert_int_equal(got, count);
+	st = t_st(d, 0);
+	assert_int_equal(st.gen_packets, count);
+	assert_int_equal(st.rx_packets, count);
+	assert_int_equal(st.rx_missed, 0);
+	assert_int_equal(st.alloc_fail, 0);
+	/* Every buffer received was posted by a refill, plus what is
+	 * posted now. */
+	assert_int_equal(st.refill_bufs, count + st.rx_posted);
+	if (single) {
+		assert_int_equal(st.alloc_calls, st.refill_bufs);
+	} else {
+		assert_int_equal(st.alloc_calls, st.refills + st.refill_wraps);
+		assert_true(st.alloc_calls < st.refill_bufs);
+	}
+	t_rx_ok(r);
+	assert_int_equal(r->q[0].pkts, count);
+	/* The socket's UMEM: each chunk on the fill ring, posted, or on the
+	 * pool's free list, once. */
+	where = calloc(nchunks, 1);
+	assert_non_null(where);
+	assert_int_equal(uxdp_umem_audit(u, where), nchunks);
+	for (i = 0; i < nchunks; i++) {
+		uint8_t w = where[i];
+
+		if (!w || (w & (w - 1)) ||
+		    (w & ~(UXDP_LOC_FILL | UXDP_LOC_DRIVER |
+			   UXDP_LOC_FREE_LIST)))
+			fail_msg("chunk %u in places 0x%x", i, w);
+	}
+	free(where);
+	assert_int_equal(uxdp_map_update(r->map, 0, NULL), 0);
+	assert_int_equal(uxdp_xsk_destroy(x), 0);
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+	t_audit_down(d);
+	uxdp_dev_destroy(d);
+	uxdp_map_destroy(r->map);
+	t_rx_free(r);
+}
+
+static void test_xsk_zc_alloc_modes(void **state)
+{
+	(void)state;
+	t_xsk_zc_alloc(false);
+	t_xsk_zc_alloc(true);
+}
+
 /* A zero-copy socket's TX on a looped nic arrives at the peer; a copy-mode
  * socket receives copies (the program sees our own buffers). */
 static void test_xsk_tx_loop_and_copy(void **state)
@@ -1890,6 +1993,7 @@ int main(void)
 		cmocka_unit_test(test_loop_big),
 		cmocka_unit_test(test_xmit),
 		cmocka_unit_test(test_xsk_zc),
+		cmocka_unit_test(test_xsk_zc_alloc_modes),
 		cmocka_unit_test(test_xsk_tx_loop_and_copy),
 		cmocka_unit_test(test_down_up_destroy_under_traffic),
 		cmocka_unit_test(test_destroy_with_frames_queued),

@@ -1460,6 +1460,45 @@ static void test_stress_matrix(void **state)
 
 /* Two devices, one UMEM: the second socket has rings of its own; each
  * receives into the chunks posted on its fill ring. */
+/*
+ * Send @n packets from @x out of chunks [@lo, @hi) the application holds
+ * (@app), then check their completions arrive, in order, on @x's own
+ * completion ring and none on @other's.
+ */
+static void t_shared_tx(struct uxdp_xsk *x, struct uxdp_xsk *other,
+			struct uxdp_dev *dev, const uint8_t *app, uint32_t lo,
+			uint32_t hi, uint32_t n)
+{
+	struct uxdp_ring *tx = uxdp_xsk_tx_ring(x);
+	struct uxdp_ring *cq = uxdp_xsk_comp_ring(x);
+	struct uxdp_ring *ocq = uxdp_xsk_comp_ring(other);
+	char *area = uxdp_umem_area(uxdp_xsk_umem(x));
+	uint64_t addrs[8];
+	uint32_t c, i = 0, idx, k;
+
+	assert_true(n <= 8);
+	for (c = lo; c < hi && i < n; c++)
+		if (app[c] == UXDP_LOC_APP)
+			addrs[i++] = (uint64_t)c * T_CHUNK;
+	assert_int_equal(i, n);
+	assert_int_equal(uxdp_ring_prod_reserve(tx, n, &idx), n);
+	for (i = 0; i < n; i++) {
+		memset(area + addrs[i], 0x5a, 60);
+		*uxdp_ring_desc(tx, idx + i) =
+			(struct uxdp_desc){ addrs[i], 60, 0 };
+	}
+	uxdp_ring_prod_submit(tx, n);
+	for (k = 0; k < 4 && uxdp_ring_count(cq) < n; k++) {
+		uxdp_xsk_sendto(x);
+		uxdp_dev_poll(dev, 0, 64);
+	}
+	assert_int_equal(uxdp_ring_count(ocq), 0);
+	assert_int_equal(uxdp_ring_cons_peek(cq, 64, &idx), n);
+	for (i = 0; i < n; i++)
+		assert_int_equal(*uxdp_ring_addr(cq, idx + i), addrs[i]);
+	uxdp_ring_cons_release(cq, n);
+}
+
 static void test_shared_umem(void **state)
 {
 	UXDP_DECLARE_OPTS(uxdp_null_opts, no, .rx_count = 50);
@@ -1509,6 +1548,10 @@ static void test_shared_umem(void **state)
 		uxdp_ring_cons_release(rx, n);
 	}
 	assert_int_equal(t_drain_rx(x1, app, 64), 50);
+	/* TX from each socket out of chunks it received: the second's
+	 * completions on its own ring, the first's on the UMEM's. */
+	t_shared_tx(x2, x1, d2, app, 128, T_NCHUNKS, 4);
+	t_shared_tx(x1, x2, d1, app, 0, 128, 3);
 	t_audit(u, app, T_NCHUNKS);
 	uxdp_dev_down(d1);
 	uxdp_dev_down(d2);

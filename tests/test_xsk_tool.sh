@@ -7,7 +7,9 @@
 # checking that every packet came back with its addresses swapped; every
 # UMEM chunk accounted for after each run. Then the ends (--count,
 # --duration, --tx-count, SIGINT and SIGTERM when started in the
-# background, where SIGINT comes ignored) and lost output (exit 1).
+# background, where SIGINT comes ignored) and lost output (exit 1). rxdrop
+# with exact totals on a nic port too, and as root txonly through a kernel
+# AF_XDP socket (afxdp:) on a veth whose far end counts the packets.
 #
 #	test_xsk_tool.sh UXDP_XSK [MAN_PAGE]
 set -eu
@@ -15,10 +17,14 @@ xsk=$1
 man=${2:-}
 tmp=$(mktemp -d)
 bg_pid=
+ns=
 cleanup() {
 	# Only the process this script started, by its PID.
 	if [ -n "$bg_pid" ]; then
 		kill -KILL "$bg_pid" 2>/dev/null || true
+	fi
+	if [ -n "$ns" ]; then
+		ip netns del "$ns" 2>/dev/null || true
 	fi
 	rm -rf "$tmp"
 }
@@ -262,6 +268,31 @@ for bind in --zero-copy --copy; do
 		done
 	done
 done
+# On a nic port, the same: both bindings, both UMEM modes, the nic's
+# batch refill and its one-buffer-per-call refill (single_alloc). The nic
+# drops what finds no posted descriptor, as a NIC does: a paced generator
+# and no more chunks than RX ring entries (--frames 2048, the ring 2048),
+# which leaves 200 ms of packets in hand for a loaded machine.
+for bind in --zero-copy --copy; do
+	for align in "" --unaligned; do
+		for single in "" ,single_alloc; do
+			# shellcheck disable=SC2086
+			expect 0 "" --json -c 5k $bind $align --frames 2048 \
+				"nic:n,count=5k,pps=10k$single"
+			json_ok "$tmp/out" "rxdrop on nic $bind $align $single" \
+				't["stop"] == "count"' 't["rx_packets"] == 5000' \
+				"S[0]['bind'] == '${bind#--}'" \
+				"P['port'] == 'nic:n,count=5k,pps=10k$single'" \
+				"P['kind'] == 'nic'" \
+				"S[0]['app']['rx_bytes'] == 64 * 5000" \
+				'S[0]["xsk"]["rx_dropped"] == 0' \
+				'S[0]["xsk"]["rx_ring_full"] == 0' \
+				'P["rx"]["redirect"] == 5000' \
+				"t['unaligned'] == $([ -n "$align" ] && echo True || echo False)" \
+				'S[0]["audit"]["fill"] + S[0]["audit"]["free_list"] == t["frames"]'
+		done
+	done
+done
 # Without --copy or --zero-copy: what the driver offers.
 expect 0 "" --json -c 1k null:gd,count=1k
 json_ok "$tmp/out" "default bind, null" 'S[0]["bind"] == "zero-copy"'
@@ -438,6 +469,54 @@ done
 [ "$(cat "$tmp/rc")" = 1 ] && grep -q "writing output: Broken pipe" \
 	"$tmp/err" || fail "| head: exit $(cat "$tmp/rc"), $(cat "$tmp/err")"
 sanitizer_check "$tmp/err" "| head"
+
+# ---- afxdp: txonly through a kernel AF_XDP socket on a veth -----------------------
+# In a namespace of this test's own (removed on exit), its far end counts
+# what arrived. Root only: a skip, loudly, or a failure under UXDP_CI.
+if [ "$(id -u)" != 0 ]; then
+	echo ""
+	echo "*** SKIPPED: uxdp-xsk on afxdp: needs root (a namespace, XDP) ***"
+	echo ""
+	case "${UXDP_CI:-}" in
+	""|0) ;;
+	*) fail "afxdp: UXDP_CI is set and afxdp cannot run (not root)" ;;
+	esac
+elif ! "$xsk" --help | grep -q "^  afxdp:"; then
+	echo ""
+	echo "*** SKIPPED: uxdp-xsk built without the afxdp port kind ***"
+	echo ""
+	case "${UXDP_CI:-}" in
+	""|0) ;;
+	*) fail "afxdp: UXDP_CI is set and uxdp-xsk has no afxdp kind" ;;
+	esac
+else
+	ns=uxdp-xsk-tool-$$
+	ip netns add "$ns"
+	# No IPv6: its link-up chatter would arrive at the far end too.
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	ip -n "$ns" link add xa type veth peer name xb
+	ip -n "$ns" link set xa up
+	ip -n "$ns" link set xb up
+	sysrx() {
+		ip netns exec "$ns" cat "/sys/class/net/xb/statistics/$1"
+	}
+	rx0=$(sysrx rx_packets)
+	b0=$(sysrx rx_bytes)
+	rc=0
+	timeout -s KILL 60 ip netns exec "$ns" "$xsk" --json --txonly \
+		-C 1000 -s 100 afxdp:xa@0 >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ "$rc" -eq 0 ] || { fail "txonly on afxdp:xa@0: exit $rc"; \
+			     sed 's/^/  stderr: /' "$tmp/err"; }
+	sanitizer_check "$tmp/err" "txonly on afxdp:xa@0"
+	json_ok "$tmp/out" "txonly on afxdp" 't["stop"] == "tx-count"' \
+		't["tx_packets"] == 1000' 'P["kind"] == "afxdp"' \
+		'P["tx"]["packets"] == 1000' 'S[0]["audit"]["app"] == t["frames"]'
+	rx=$(( $(sysrx rx_packets) - rx0 ))
+	bytes=$(( $(sysrx rx_bytes) - b0 ))
+	[ "$rx" -eq 1000 ] && [ "$bytes" -eq 100000 ] ||
+		fail "afxdp txonly: the far end xb received $rx packets," \
+		     "$bytes bytes; want 1000, 100000"
+fi
 
 json_check_all
 if [ "$failed" -ne 0 ]; then
