@@ -823,8 +823,10 @@ static void t_json_port(const char *line, const char *name, char *buf,
 
 	snprintf(key, sizeof(key), "{\"name\":\"%s\"", name);
 	p = strstr(line, key);
-	if (!p)
+	if (!p) {
 		fail_msg("no port %s in: %s", name, line);
+		return;	/* not reached; GCC does not know fail_msg */
+	}
 	end = strstr(p + 1, "{\"name\":");
 	len = end ? (size_t)(end - p) : strcspn(p, "\n");
 	if (len >= size)
