@@ -296,7 +296,11 @@ int uxdp_poll_group_stats(const struct uxdp_poll_group *g,
 			  struct uxdp_poll_group_stats *st);
 
 /*
- * Start one polling thread per RX queue: a poll group of one queue each.
+ * Start one polling thread per RX queue: a poll group of one queue each,
+ * every one made with @opts. So UXDP_THREAD_F_PIN pins all of the device's
+ * polling threads to the one CPU opts.cpu; to give each queue a CPU of its
+ * own, create a poll group per queue (uxdp_poll_group_create with its own
+ * cpu, uxdp_poll_group_add, uxdp_poll_group_start) instead.
  * Returns 0, -ENETDOWN (the device is down: bring it up first),
  * -EALREADY, -EBUSY (a queue is in a poll group), -EINVAL, or -errno from
  * thread creation (nothing started then).

@@ -14,13 +14,6 @@
 
 #include "xdp_internal.h"
 
-/* The pool head behind a POOL-type buffer (see struct uxdp_mem_info). */
-static inline struct uxdp_buff *mem_pool_head(const struct uxdp_mem_info *mem,
-					      struct uxdp_buff *buf)
-{
-	return mem->owner ? (struct uxdp_buff *)mem->owner : buf;
-}
-
 /* Give pool buffers back: free list on the owner thread, else remote. */
 void xdp_pool_return(struct uxdp_buff **heads, uint32_t n)
 {
@@ -32,69 +25,64 @@ void xdp_pool_return(struct uxdp_buff **heads, uint32_t n)
 		uxdp_pool_free_remote(pool, heads, n);
 }
 
-static inline void mem_return(const struct uxdp_mem_info *mem,
-			      struct uxdp_buff *head, void *hard_start)
+/* Memory that is not a pool's goes back to its allocator. */
+static void alloc_return(const struct uxdp_mem_info *mem, void *hard_start)
 {
-	/* A socket's buffers are pool buffers too (frames never are XSK:
-	 * they are copies). */
-	if (mem->type == UXDP_MEM_POOL || mem->type == UXDP_MEM_XSK) {
-		xdp_pool_return(&head, 1);
-	} else {
-		struct uxdp_mem_allocator *a = mem->owner;
+	struct uxdp_mem_allocator *a = mem->owner;
 
-		a->free(a, hard_start);
-	}
+	a->free(a, hard_start);
 }
 
 UXDP_EXPORT void uxdp_frame_return(struct uxdp_frame *f)
 {
 	/* Read the fields before handing the memory back: it holds f. */
 	struct uxdp_mem_info mem = f->mem;
+	struct uxdp_buff *head;
 
-	mem_return(&mem, mem.owner, f);
+	if (xdp_mem_is_pool(&mem)) {
+		head = xdp_mem_pool_head(&mem, NULL);
+		xdp_pool_return(&head, 1);
+	} else {
+		alloc_return(&mem, f);
+	}
 }
 
 UXDP_EXPORT void uxdp_buff_return(struct uxdp_buff *buf)
 {
-	const struct uxdp_mem_info *mem = &buf->rxq->mem;
+	const struct uxdp_mem_info *mem = xdp_buff_mem(buf);
+	struct uxdp_buff *head;
 
-	if (mem->type == UXDP_MEM_FRAME) {
+	if (xdp_mem_is_pool(mem)) {
+		head = xdp_mem_pool_head(mem, buf);
+		xdp_pool_return(&head, 1);
+	} else if (mem != &buf->rxq->mem) {
+		/* A frame of an allocator's memory: its header names it. */
 		uxdp_frame_return(buf->data_hard_start);
-		return;
+	} else {
+		alloc_return(mem, uxdp_frame_at(buf->data_hard_start));
 	}
-	mem_return(mem, mem_pool_head(mem, buf),
-		   uxdp_frame_at(buf->data_hard_start));
 }
 
 UXDP_EXPORT void uxdp_frame_return_bulk(struct uxdp_frame **frames,
 					uint32_t n)
 {
-	struct uxdp_buff *heads[UXDP_BULK_SIZE];
-	struct uxdp_pool *cur = NULL;
-	uint32_t i, k = 0;
+	struct uxdp_buff *q[UXDP_BULK_SIZE];
+	struct xdp_ret_bulk rb;
+	uint32_t i;
 
-	/*
-	 * Consecutive frames of one pool go back in one call (one lock from a
-	 * foreign thread): the xdp_return_frame_bulk idea.
-	 */
+	/* Consecutive frames of one pool go back in one call (one lock from
+	 * a foreign thread). */
+	rb.n = 0;
 	for (i = 0; i < n; i++) {
 		struct uxdp_frame *f = frames[i];
-		struct uxdp_buff *head;
 
-		if (f->mem.type != UXDP_MEM_POOL) {
+		if (unlikely(!xdp_mem_is_pool(&f->mem))) {
 			uxdp_frame_return(f);
 			continue;
 		}
-		head = f->mem.owner;
-		if (k && (uxdp_buff_pool(head) != cur || k == UXDP_BULK_SIZE)) {
-			xdp_pool_return(heads, k);
-			k = 0;
-		}
-		cur = uxdp_buff_pool(head);
-		heads[k++] = head;
+		xdp_ret_bulk_add(&rb, q, xdp_mem_pool_head(&f->mem, NULL));
 	}
-	if (k)
-		xdp_pool_return(heads, k);
+	xdp_ret_bulk_flush(&rb, q);
 }
 
 /* Heap memory for copied frames: free() takes it back, on any thread. */

@@ -257,36 +257,16 @@ struct uxdp_xdp_cpu *xdp_poll_begin(struct uxdp_xdp_rxq *rxq)
 	return cpu;
 }
 
-static void ret_flush(struct uxdp_xdp_cpu *cpu)
-{
-	if (cpu->ret_n) {
-		xdp_pool_return(cpu->ret_q, cpu->ret_n);
-		cpu->ret_n = 0;
-	}
-}
-
 /* Return a buffer that did not become a frame, batching pool buffers. */
 static inline void ret_buff(struct uxdp_xdp_cpu *cpu, struct uxdp_buff *buf)
 {
-	const struct uxdp_mem_info *mem = &buf->rxq->mem;
-	struct uxdp_buff *head;
-	struct uxdp_pool *pool;
+	const struct uxdp_mem_info *mem = xdp_buff_mem(buf);
 
-	/* Made from a frame: its header names the owner. */
-	if (mem->type == UXDP_MEM_FRAME)
-		mem = &((struct uxdp_frame *)buf->data_hard_start)->mem;
-	if (unlikely(mem->type != UXDP_MEM_POOL &&
-		     mem->type != UXDP_MEM_XSK)) {
+	if (unlikely(!xdp_mem_is_pool(mem))) {
 		uxdp_buff_return(buf);
 		return;
 	}
-	head = mem->owner ? (struct uxdp_buff *)mem->owner : buf;
-	pool = uxdp_buff_pool(head);
-	if (cpu->ret_n && (pool != cpu->ret_pool ||
-			   cpu->ret_n == UXDP_BULK_SIZE))
-		ret_flush(cpu);
-	cpu->ret_pool = pool;
-	cpu->ret_q[cpu->ret_n++] = head;
+	xdp_ret_bulk_add(&cpu->ret, cpu->ret_q, xdp_mem_pool_head(mem, buf));
 }
 
 void xdp_poll_end(struct uxdp_xdp_cpu *cpu,
@@ -294,7 +274,7 @@ void xdp_poll_end(struct uxdp_xdp_cpu *cpu,
 {
 	struct uxdp_bq *bq, *next;
 
-	ret_flush(cpu);
+	xdp_ret_bulk_flush(&cpu->ret, cpu->ret_q);
 	/* XDP_TX first, then redirects (veth_poll, then xdp_do_flush). */
 	bq_flush(&cpu->tx_bq, UXDP_XMIT_FLUSH);
 	cpu->tx_bq.on_list = false;

@@ -4,6 +4,7 @@
 #define UXDP_XDP_INTERNAL_H
 
 #include <uxdp/driver.h>
+#include <uxdp/pool.h>
 #include <uxdp/xdp.h>
 
 
@@ -45,7 +46,8 @@ void xdp_target_set_bulk(struct uxdp_xdp_target *t, uint32_t bulk);
 
 /*
  * Everything the xdp layer keeps per receive queue. The dev layer embeds one
- * per RX queue; a driver's poll passes it to uxdp_xdp_run().
+ * per RX queue and passes it to xdp_poll_begin(); the driver's poll then
+ * hands its buffers to uxdp_rx_run_batch().
  */
 struct uxdp_xdp_rxq {
 	struct uxdp_rxq_info info;
@@ -117,6 +119,22 @@ struct uxdp_bq {
 	struct uxdp_bq *next;
 } __attribute__((aligned(UXDP_CACHE_LINE)));
 
+/*
+ * Pool buffers on their way home, batched per pool (the kernel's
+ * xdp_frame_bulk): consecutive buffers of one pool go back in one
+ * xdp_pool_return() call, so one owner check and, from a foreign thread,
+ * one lock per batch. Used by the datapath's drops (per thread, across a
+ * poll) and by uxdp_frame_return_bulk() (on the stack, one call). The
+ * heads themselves sit in a separate array of UXDP_BULK_SIZE, passed to
+ * each call: the array escapes into xdp_pool_return(), and were the count
+ * beside it, an on-stack batch would have its count and pool stored to
+ * memory for every buffer instead of kept in registers.
+ */
+struct xdp_ret_bulk {
+	uint32_t n;
+	struct uxdp_pool *pool;		/* of the n heads, when n > 0 */
+};
+
 struct uxdp_xdp_cpu {
 	uint32_t id;			/* 0..UXDP_MAX_THREADS-1 */
 	/* Depth of RCU read-side sections this thread is in (xdp_rcu_lock). */
@@ -126,14 +144,10 @@ struct uxdp_xdp_cpu {
 	struct uxdp_xdp_target *ri_target;	/* set by the redirect helpers */
 	struct uxdp_bq *flush_list;
 	struct uxdp_bq tx_bq;
-	/*
-	 * Pool buffers dropped in this poll, handed back together when full,
-	 * when the pool changes and at the end of the poll (the kernel's
-	 * xdp_frame_bulk): one owner check and one call per bulk.
-	 */
+	/* Pool buffers dropped in this poll, handed back when the batch
+	 * fills, when the pool changes and at the end of the poll. */
 	struct uxdp_buff *ret_q[UXDP_BULK_SIZE];
-	uint32_t ret_n;
-	struct uxdp_pool *ret_pool;
+	struct xdp_ret_bulk ret;
 };
 
 extern UXDP_TLS_FAST struct uxdp_xdp_cpu *uxdp_tls_cpu;
@@ -207,6 +221,73 @@ uint32_t xdp_maps_forget(const struct uxdp_xdp_target *t);
 
 /* Hand @n heads of one pool back: lock-free on its thread, else remote. */
 void xdp_pool_return(struct uxdp_buff **heads, uint32_t n);
+
+/*
+ * Finding where memory goes home, for every return path: the mem info that
+ * names the owner (xdp_buff_mem), whether that owner is a pool
+ * (xdp_mem_is_pool; else it is an allocator), and then the pool head
+ * (xdp_mem_pool_head). Separate steps so that a caller's test of the type
+ * is the only branch: a frame's head is just its owner.
+ */
+
+/* Who owns @buf's memory: a buffer made from a frame (UXDP_MEM_FRAME) has
+ * the owner in the frame header at data_hard_start. */
+static inline const struct uxdp_mem_info *xdp_buff_mem(
+	const struct uxdp_buff *buf)
+{
+	const struct uxdp_mem_info *mem = &buf->rxq->mem;
+
+	if (mem->type == UXDP_MEM_FRAME)
+		mem = &((const struct uxdp_frame *)buf->data_hard_start)->mem;
+	return mem;
+}
+
+/* Whether @mem (not UXDP_MEM_FRAME) is a pool's: a socket's buffers
+ * (UXDP_MEM_XSK) are pool buffers too. */
+static inline bool xdp_mem_is_pool(const struct uxdp_mem_info *mem)
+{
+	return mem->type == UXDP_MEM_POOL || mem->type == UXDP_MEM_XSK;
+}
+
+/*
+ * The pool head that pool memory @mem goes home to. @self stands for it
+ * when @mem names none (a driver receiving into pool heads leaves owner
+ * NULL); a frame's header always names its owner, so frames pass NULL.
+ */
+static inline struct uxdp_buff *xdp_mem_pool_head(
+	const struct uxdp_mem_info *mem, struct uxdp_buff *self)
+{
+	return mem->owner ? (struct uxdp_buff *)mem->owner : self;
+}
+
+/* Hand back what @rb holds in @q (xdp_flush_frame_bulk). */
+static inline void xdp_ret_bulk_flush(struct xdp_ret_bulk *rb,
+				      struct uxdp_buff **q)
+{
+	if (rb->n) {
+		xdp_pool_return(q, rb->n);
+		rb->n = 0;
+	}
+}
+
+/*
+ * Queue pool head @head (from xdp_mem_pool_head) in @rb's array @q (of
+ * UXDP_BULK_SIZE), handing the batch back first if it is full or holds
+ * another pool's buffers (xdp_return_frame_bulk). The caller flushes.
+ */
+static inline void xdp_ret_bulk_add(struct xdp_ret_bulk *rb,
+				    struct uxdp_buff **q,
+				    struct uxdp_buff *head)
+{
+	struct uxdp_pool *pool = uxdp_buff_pool(head);
+
+	if (rb->n && (pool != rb->pool || rb->n == UXDP_BULK_SIZE)) {
+		xdp_pool_return(q, rb->n);
+		rb->n = 0;
+	}
+	rb->pool = pool;
+	q[rb->n++] = head;
+}
 
 /*
  * Counters with one writer and any number of readers: a relaxed load and
