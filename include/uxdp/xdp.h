@@ -22,7 +22,7 @@
  * ctx->data and ctx->data_end and use the helpers below. XDP_TX and
  * XDP_REDIRECT frames are collected in per-thread bulk queues of up to
  * UXDP_BULK_SIZE frames and sent with one xmit call per queue: when a queue
- * fills, and at the end of every poll (uxdp_xdp_flush).
+ * fills, and at the end of every poll (the device layer flushes them).
  */
 #ifndef UXDP_XDP_H
 #define UXDP_XDP_H
