@@ -841,7 +841,7 @@ static uint64_t t_json_u64(const char *obj, const char *key)
 {
 	char k[64];
 	const char *p;
-	uint64_t v;
+	uint64_t v = 0;	/* fail_msg() does not return; GCC cannot tell */
 
 	snprintf(k, sizeof(k), "\"%s\":", key);
 	p = obj ? strstr(obj, k) : NULL;

@@ -1225,7 +1225,7 @@ int tb_gen_run(struct tb *tb, struct tb_ns *ns, const char *ifname,
 	       const struct tb_gen_opts *o)
 {
 	struct tb_gen_opts go = { .cpu = -1 };
-	struct tb_gen *g;
+	struct tb_gen *g = NULL;	/* set when tb_gen_open() succeeds */
 	int err;
 
 	if (!count)
