@@ -7,6 +7,8 @@
 #include "t_helpers.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -353,6 +355,99 @@ static void test_fill_all_enospc(void **state)
 	assert_int_equal(uxdp_umem_destroy(u), 0);
 }
 
+/*
+ * An area the library maps with UXDP_UMEM_F_THP: populated at create (no
+ * fault on the datapath), and from 2 MiB up 2 MiB aligned and advised
+ * MADV_HUGEPAGE, so that with transparent huge pages in "madvise" or
+ * "always" mode it is backed by huge pages; with a caller's area the flag
+ * is refused.
+ */
+static bool thp_enabled(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return !strstr(buf, "[never]");
+}
+
+/* AnonHugePages of the mapping that starts at @start, in KiB; -1 if none. */
+static long smaps_anon_huge_kb(const void *start)
+{
+	char line[256], want[32];
+	FILE *f = fopen("/proc/self/smaps", "r");
+	bool in = false;
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)start);
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ' ') &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			if (in)
+				break;
+			in = !strncmp(line, want, strlen(want));
+			continue;
+		}
+		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+static void test_area_mapped_for_the_datapath(void **state)
+{
+	static const uint64_t sizes[] = { 64 * 1024, 4 << 20, (6 << 20) + 4096 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		UXDP_DECLARE_OPTS(uxdp_umem_opts, o, .flags = UXDP_UMEM_F_THP);
+		struct uxdp_umem *u = uxdp_umem_create(NULL, sizes[i], &o);
+		unsigned char vec[2048];
+		uintptr_t a;
+		size_t pg, npg;
+		long kb;
+
+		assert_non_null(u);
+		a = (uintptr_t)uxdp_umem_area(u);
+		npg = (size_t)((sizes[i] + 4095) / 4096);
+		assert_true(npg <= sizeof(vec));
+		/* Populated: every page resident before the first packet. */
+		assert_int_equal(mincore((void *)a, sizes[i], vec), 0);
+		for (pg = 0; pg < npg; pg++)
+			assert_true(vec[pg] & 1);
+		if (sizes[i] >= (2 << 20)) {
+			assert_int_equal(a & ((2 << 20) - 1), 0);
+			kb = smaps_anon_huge_kb((void *)a);
+			if (!thp_enabled())
+				printf("test_umem: transparent huge pages "
+				       "are off here: alignment checked, "
+				       "backing not\n");
+			else
+				/* Huge pages are a best effort of the
+				 * kernel (memory may be fragmented): at
+				 * least one, not all. */
+				assert_true(kb >= 2048);
+		}
+		assert_int_equal(uxdp_umem_destroy(u), 0);
+	}
+	{
+		UXDP_DECLARE_OPTS(uxdp_umem_opts, o, .flags = UXDP_UMEM_F_THP);
+		static char area[1 << 16] __attribute__((aligned(4096)));
+
+		assert_null(uxdp_umem_create(area, sizeof(area), &o));
+		assert_int_equal(errno, EINVAL);
+		assert_non_null(strstr(uxdp_errmsg(), "UXDP_UMEM_F_THP"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_addr_helpers),
 		cmocka_unit_test(test_default_rings_hold_every_chunk),
 		cmocka_unit_test(test_fill_all_enospc),
+		cmocka_unit_test(test_area_mapped_for_the_datapath),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

