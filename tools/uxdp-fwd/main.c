@@ -33,6 +33,7 @@
 #include <uxdp/driver.h>
 
 #include "params.h"
+#include "signals.h"
 #include "stats.h"
 
 #define PROG_NAME	"uxdp-fwd"
@@ -748,46 +749,10 @@ static void parse_args(struct fwd *f, int argc, char **argv)
 
 /* ---- signals ------------------------------------------------------------- */
 
-/*
- * Never runs: the signals are blocked in every thread and read from a
- * signalfd. It is there for a process started in the background by a
- * shell, which inherits SIGINT ignored: Linux keeps a blocked signal
- * pending even when ignored, so the signalfd would see it anyway, but
- * POSIX leaves that open. With a handler the disposition is ours,
- * whatever was inherited, and no SIGINT is thrown away at generation.
- */
-static void on_signal(int sig)
-{
-	(void)sig;
-}
-
 static int setup_signals(struct fwd *f)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigset_t set;
-	unsigned int i;
-
-	/*
-	 * Blocked first: a signal arriving between here and the signalfd
-	 * waits, rather than meeting the old disposition. Blocked before
-	 * any poll thread exists, which inherits the mask: only the
-	 * signalfd ever takes these signals.
-	 */
-	sigemptyset(&set);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaddset(&set, sigs[i]);
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
-		return -errno;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], &sa, NULL))
-			return -errno;
-	/* A reader gone (| head) is a write error to report and a clean
-	 * teardown, not death by SIGPIPE with ports attached. */
-	signal(SIGPIPE, SIG_IGN);
-	f->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	return f->sigfd < 0 ? -errno : 0;
+	f->sigfd = tool_signals_open();	/* signals.h */
+	return f->sigfd < 0 ? f->sigfd : 0;
 }
 
 /* ---- afxdp ports: what the kernel gave ----------------------------------- */

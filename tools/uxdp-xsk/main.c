@@ -40,6 +40,7 @@
 #include <uxdp/driver.h>
 
 #include "params.h"
+#include "signals.h"
 #include "stats.h"
 #include "xsk_app.h"
 
@@ -579,39 +580,10 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 
 /* ---- signals ------------------------------------------------------------- */
 
-/*
- * Never runs: the signals are blocked in every thread and read from a
- * signalfd. A handler makes the disposition ours also when the shell
- * started us in the background with SIGINT ignored.
- */
-static void on_signal(int sig)
-{
-	(void)sig;
-}
-
 static int setup_signals(struct xsk_tool *t)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigset_t set;
-	unsigned int i;
-
-	/* Blocked before any thread exists: they inherit the mask, and
-	 * only the signalfd ever takes these signals. */
-	sigemptyset(&set);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaddset(&set, sigs[i]);
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
-		return -errno;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], &sa, NULL))
-			return -errno;
-	/* A reader gone is a write error to report, not death by SIGPIPE
-	 * with the sockets bound. */
-	signal(SIGPIPE, SIG_IGN);
-	t->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	return t->sigfd < 0 ? -errno : 0;
+	t->sigfd = tool_signals_open();	/* signals.h */
+	return t->sigfd < 0 ? t->sigfd : 0;
 }
 
 /* ---- setup --------------------------------------------------------------- */
