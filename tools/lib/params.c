@@ -178,15 +178,21 @@ int tparams_parse_list(const char *s, uint32_t hi, uint32_t *out,
 	return range_err ? range_err : (int)n;
 }
 
+void tmsg_v(const char *prog, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void tparams_fail(const struct tparams *p, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", p->prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tmsg_v(p->prog, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", p->prog);
+	fprintf(stderr, "Try '%s --help'.\n", p->prog);
 	exit(2);
 }
 

@@ -22,6 +22,7 @@
 #ifndef UXDP_TOOLS_PARAMS_H
 #define UXDP_TOOLS_PARAMS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +77,10 @@ int tparams_parse(struct tparams *p, int argc, char **argv, void *opts);
 
 /* Whether option @name (its long name) was on the command line. */
 bool tparams_given(const struct tparams *p, const char *name);
+
+/* "PROG: message\n" on stderr: every line a tool says about itself. */
+void tmsg_v(const char *prog, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /* Report bad usage the way tparams_parse() does, and exit 2. */
 void tparams_fail(const struct tparams *p, const char *fmt, ...)

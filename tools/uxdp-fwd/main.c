@@ -361,11 +361,9 @@ static void __attribute__((format(printf, 1, 2))) warn_msg(const char *fmt,
 {
 	va_list ap;
 
-	fprintf(stderr, PROG_NAME ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tmsg_v(PROG_NAME, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static void __attribute__((format(printf, 2, 3)))
@@ -375,11 +373,9 @@ note(const struct fwd *f, const char *fmt, ...)
 
 	if (!f->o.verbose)
 		return;
-	fprintf(stderr, PROG_NAME ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tmsg_v(PROG_NAME, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* A port syntax, cut before a '[' where it would pass column 79. */

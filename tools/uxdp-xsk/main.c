@@ -336,11 +336,9 @@ static void __attribute__((format(printf, 1, 2))) warn_msg(const char *fmt,
 {
 	va_list ap;
 
-	fprintf(stderr, PROG_NAME ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tmsg_v(PROG_NAME, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static void __attribute__((format(printf, 2, 3)))
@@ -350,11 +348,9 @@ note(const struct xsk_tool *t, const char *fmt, ...)
 
 	if (!t->o.extra)
 		return;
-	fprintf(stderr, PROG_NAME ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tmsg_v(PROG_NAME, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* The library's reason, or errno's when it gave none. */
