@@ -548,6 +548,13 @@ static void test_bad_options(void **state)
 	assert_null(uxdp_null_create("opt-n", &no));
 	assert_int_equal(errno, EINVAL);
 	assert_non_null(strstr(uxdp_errmsg(), "rx_len"));
+	/* A driver wraps the library's message in its own: the result is
+	 * the two, whole, though the argument is the buffer written. */
+	assert_int_equal(uxdp_set_error(EIO, "mydrv: %s (%d)", uxdp_errmsg(),
+					7), -EIO);
+	assert_int_equal(strncmp(uxdp_errmsg(), "mydrv: ", 7), 0);
+	assert_non_null(strstr(uxdp_errmsg(), "rx_len"));
+	assert_non_null(strstr(uxdp_errmsg(), " (7)"));
 	no.rx_len = 64;
 	no.rx_frames = (1U << 20) + 1;
 	assert_null(uxdp_null_create("opt-n", &no));

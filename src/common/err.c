@@ -2,6 +2,7 @@
 /* Error text, the print callback and option-struct validation. */
 #include <stdio.h>
 #include <stdarg.h>
+#include <string.h>
 
 #include "../internal.h"
 
@@ -23,12 +24,26 @@ UXDP_EXPORT void uxdp_clear_error(void)
 	err_buf[0] = '\0';
 }
 
+/*
+ * Format into a scratch buffer first: callers wrap an inner error as
+ * uxdp_fail(e, "opening %s: %s", port, uxdp_errmsg()), and vsnprintf
+ * into the buffer one of its own arguments points at is undefined (it
+ * garbled such messages in practice).
+ */
+static void set_msg(const char *fmt, va_list ap)
+{
+	char tmp[sizeof(err_buf)];
+
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	memcpy(err_buf, tmp, sizeof(err_buf));
+}
+
 int uxdp_fail(int err, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(err_buf, sizeof(err_buf), fmt, ap);
+	set_msg(fmt, ap);
 	va_end(ap);
 	return -err;
 }
@@ -38,7 +53,7 @@ UXDP_EXPORT int uxdp_set_error(int err, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(err_buf, sizeof(err_buf), fmt, ap);
+	set_msg(fmt, ap);
 	va_end(ap);
 	return -err;
 }
