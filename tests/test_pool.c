@@ -121,6 +121,18 @@ static void t_post_range(struct t_env *e, uint32_t first, uint32_t n)
 	t_post(e, chunks, n);
 }
 
+/* Post every chunk the application holds. */
+static void t_post_app(struct t_env *e)
+{
+	uint32_t chunks[NCHUNKS], i, n = 0;
+
+	for (i = 0; i < NCHUNKS; i++)
+		if (e->app[i])
+			chunks[n++] = i;
+	if (n)
+		t_post(e, chunks, n);
+}
+
 /* Chunk index a pool buffer sits in. */
 static uint32_t t_buf_chunk(const struct t_env *e, const struct uxdp_buff *b)
 {
@@ -191,6 +203,16 @@ static struct uxdp_pool_stats t_stats(const struct t_env *e)
 
 	assert_int_equal(uxdp_pool_stats(e->pool, &st), 0);
 	return st;
+}
+
+/* Release a buffer to the application, which now holds its chunk. */
+static void t_env_note_release(struct t_env *e, struct uxdp_buff *b)
+{
+	uint32_t c = t_buf_chunk(e, b);
+
+	assert_true(uxdp_pool_release(b) != UINT64_MAX);
+	assert_false(e->app[c]);
+	e->app[c] = true;
 }
 
 /* ---- tests ----------------------------------------------------------------- */
@@ -817,6 +839,91 @@ static void test_remote_and_local_double_free(void **state)
 }
 
 /*
+ * A batch that comes back to the free-list slots it was popped from is
+ * taken back by a compare (uxdp_pool_free_batch's fast path). The slots
+ * above the count still name their old heads after one of them moved: a
+ * buffer freed alone (locally or from another thread) and then again in
+ * the batch, or released and then freed in the batch, must be caught as
+ * the double free it is, never handed out twice. Batches of NULLs never
+ * match an unused slot.
+ */
+static void test_batch_return_in_place(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *a[NCHUNKS], *all[NCHUNKS], *nul[32] = { 0 };
+		struct t_env e;
+		uint32_t i, j, n;
+		int path;
+
+		t_env_init(&e, c);
+		/* Fresh pool: every slot unused. */
+		uxdp_pool_free_batch(e.pool, nul, 32);
+		assert_int_equal(t_stats(&e).bad_free, 32);
+		t_post_range(&e, 0, NCHUNKS);
+		n = uxdp_pool_alloc_batch(e.pool, all, NCHUNKS);
+		assert_int_equal(n, NCHUNKS);
+		uxdp_pool_free_batch(e.pool, all, NCHUNKS);
+		for (path = 0; path < 6; path++) {
+			uint64_t bad0 = t_stats(&e).bad_free;
+			uint64_t freed0 = t_stats(&e).freed, want_bad = 1;
+
+			assert_int_equal(uxdp_pool_alloc_batch(e.pool, a, 32),
+					 32);
+			switch (path) {
+			case 0:	/* alone, then in the batch */
+				uxdp_buff_free(a[5]);
+				uxdp_pool_free_batch(e.pool, a + 1, 31);
+				uxdp_buff_free(a[0]);
+				break;
+			case 1:	/* released, then in the batch */
+				t_env_note_release(&e, a[5]);
+				uxdp_pool_free_batch(e.pool, a, 32);
+				break;
+			case 2:	/* from another thread, then in the batch */
+				uxdp_pool_free_remote(e.pool, a + 5, 1);
+				uxdp_pool_free_batch(e.pool, a + 1, 31);
+				uxdp_buff_free(a[0]);
+				break;
+			case 3:	/* the whole batch, in place: no error */
+				uxdp_pool_free_batch(e.pool, a, 32);
+				want_bad = 0;
+				break;
+			case 4:	/* the same batch twice */
+				uxdp_pool_free_batch(e.pool, a, 32);
+				uxdp_pool_free_batch(e.pool, a, 32);
+				want_bad = 32;
+				break;
+			case 5:	/* NULLs where the slots hold heads */
+				uxdp_pool_free_batch(e.pool, nul, 32);
+				uxdp_pool_free_batch(e.pool, a, 32);
+				want_bad = 32;
+				break;
+			}
+			assert_int_equal(t_stats(&e).bad_free, bad0 + want_bad);
+			assert_int_equal(t_stats(&e).freed,
+					 freed0 + 32 - (path == 1));
+			/* Everything the pool has, once each. */
+			n = uxdp_pool_alloc_batch(e.pool, all, NCHUNKS);
+			for (i = 0; i < n; i++)
+				for (j = i + 1; j < n; j++)
+					if (all[i] == all[j])
+						fail_msg("path %d: buffer %u "
+							 "handed out twice",
+							 path, i);
+			t_check_invariant(&e, all, n);
+			uxdp_pool_free_batch(e.pool, all, n);
+			t_post_app(&e);
+			n = uxdp_pool_alloc_batch(e.pool, all, NCHUNKS);
+			assert_int_equal(n, NCHUNKS);
+			uxdp_pool_free_batch(e.pool, all, NCHUNKS);
+		}
+		assert_int_equal(t_stats(&e).outstanding, 0);
+		t_env_fini(&e, NULL, 0);
+	}
+}
+
+/*
  * Remote double frees cannot crowd out a legitimate remote free (defect 4):
  * before the fix the remote queue held one entry per chunk, the double
  * frees filled it, and the last, legitimate free was dropped: the chunk
@@ -1291,6 +1398,7 @@ int main(void)
 		cmocka_unit_test(test_pool_create_errors),
 		cmocka_unit_test(test_remote_and_local_double_free),
 		cmocka_unit_test(test_remote_double_free_keeps_legit),
+		cmocka_unit_test(test_batch_return_in_place),
 		cmocka_unit_test(test_foreign_buffer_every_path),
 		cmocka_unit_test(test_batch_reads_at_most_nchunks),
 		cmocka_unit_test(test_hostile_fill_producer),

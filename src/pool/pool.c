@@ -10,7 +10,9 @@
  * fill addresses counted no-ops instead of a buffer handed out twice, and
  * what the audit counts. Membership of the free list is positional (a
  * sparse set), so allocating from the free list writes nothing per buffer;
- * a free checks and writes one word beside the free-list slot it fills.
+ * a free checks and writes one word beside the free-list slot it fills, or,
+ * when a batch comes back the way it left, compares it with the slots it
+ * left and writes nothing at all.
  */
 #include "../internal.h"
 
@@ -72,6 +74,34 @@ static inline bool on_free_list(const struct uxdp_pool *p, uint32_t h,
 	return pos < cnt && p->free_list[pos] == &p->heads[h];
 }
 
+/*
+ * What an unused free-list slot holds: not NULL, which a caller may pass by
+ * mistake, but the address of an object no caller has (pool_internal.h).
+ */
+static const struct uxdp_pool_buff slot_empty_obj;
+#define SLOT_EMPTY	((struct uxdp_pool_buff *)&slot_empty_obj)
+
+/*
+ * A head leaves its recorded position @pos for good (pushed at the count,
+ * or released): the slot may still hold it, so it may no longer be clean.
+ * dirty_top keeps the highest such slot + 2, which maps FPOS_HELD and
+ * FPOS_APP (not slots) to 0 and 1: one add and a max, no branch, no look
+ * at the slot. Coarse on purpose: a slot below the count counts too, and is
+ * harmless (see dirty_below()).
+ */
+static inline uint32_t dirty_add(uint32_t top, uint32_t pos)
+{
+	uint32_t t = pos + 2;	/* wraps for FPOS_HELD and FPOS_APP */
+
+	return t > top ? t : top;
+}
+
+/* Whether every slot that may be unclean lies below count @cnt. */
+static inline bool dirty_below(uint32_t top, uint64_t cnt)
+{
+	return top < cnt + 2;
+}
+
 /* Whether head @h is allocated: neither the application's nor free. */
 static inline bool is_allocated(const struct uxdp_pool *p, uint32_t h)
 {
@@ -125,7 +155,7 @@ UXDP_EXPORT __cold struct uxdp_pool *
 uxdp_pool_create(struct uxdp_umem *umem, const struct uxdp_pool_opts *opts)
 {
 	struct uxdp_pool *p;
-	uint32_t fill, comp;
+	uint32_t fill, comp, i;
 	size_t heads_len;
 	int err;
 
@@ -175,6 +205,9 @@ uxdp_pool_create(struct uxdp_umem *umem, const struct uxdp_pool_opts *opts)
 	p->remote.pending = calloc(p->nheads, 1);
 	if (!p->fpos || !p->free_list || !p->remote.stack || !p->remote.pending)
 		goto err_arrays;
+	for (i = 0; i < p->nheads; i++)
+		p->free_list[i] = SLOT_EMPTY;
+	p->dirty_top = 0;
 	if (p->unaligned) {
 		p->free_heads = calloc(p->nheads, sizeof(*p->free_heads));
 		p->by_base = calloc((p->addrs_cnt >> UNALIGNED_BASE_SHIFT) + 1,
@@ -395,12 +428,15 @@ static void pool_drain_remote_locked(struct uxdp_pool *p)
 			pstat_add(&p->n_bad_free, 1);
 			continue;
 		}
+		p->dirty_top = dirty_add(p->dirty_top, p->fpos[h]);
 		p->fpos[h] = p->free_list_cnt;
 		p->free_list[p->free_list_cnt] = pb;
 		set_free_cnt(p, p->free_list_cnt + 1);
 		pstat_add(&p->n_freed, 1);
 		pstat_add(&p->n_remote, 1);
 	}
+	if (dirty_below(p->dirty_top, p->free_list_cnt))
+		p->dirty_top = 0;
 	__atomic_store_n(&p->remote.cnt, 0, __ATOMIC_RELAXED);
 	pstat_add(&p->n_bad_free, p->remote.bad);
 	__atomic_store_n(&p->remote.bad, 0, __ATOMIC_RELAXED);
@@ -710,32 +746,49 @@ UXDP_EXPORT void uxdp_pool_flush(struct uxdp_pool *p)
 
 /* ---- return paths ----------------------------------------------------------- */
 
-UXDP_EXPORT void uxdp_buff_free(struct uxdp_buff *buf)
+/*
+ * Whether @bufs are, pointer for pointer, the free-list slots from the count
+ * up, those slots clean (see pool_internal.h). The cheap refusals inline,
+ * before any call: slots that may be unclean, a first buffer that is not
+ * the slot's (a batch that came back in another order). Then the last one,
+ * and the rest with a memcmp, out of line.
+ */
+static __attribute__((noinline)) bool
+batch_in_place_rest(struct uxdp_buff *const *bufs,
+		    struct uxdp_pool_buff *const *slots, uint32_t n)
 {
-	struct uxdp_pool_buff *pb = to_pool_buff(buf);
-
-	uxdp_pool_free_batch(pb->pool, &buf, 1);
+	return (void *)bufs[n - 1] == (void *)slots[n - 1] &&
+	       !memcmp(bufs, slots, (size_t)n * sizeof(*slots));
 }
 
-UXDP_EXPORT void uxdp_pool_free_batch(struct uxdp_pool *p,
-				      struct uxdp_buff **bufs, uint32_t n)
+static inline bool batch_in_place(const struct uxdp_pool *p,
+				  struct uxdp_buff *const *bufs, uint32_t n,
+				  uint64_t cnt)
+{
+	struct uxdp_pool_buff *const *fl = p->free_list;
+
+	/* struct uxdp_buff is a head's first member: same pointers. */
+	_Static_assert(offsetof(struct uxdp_pool_buff, xdp) == 0,
+		       "free-list slots compare equal to buffer pointers");
+	if (n > p->nheads - cnt || !dirty_below(p->dirty_top, cnt) ||
+	    (void *)bufs[0] != (void *)fl[cnt])
+		return false;
+	return batch_in_place_rest(bufs, fl + cnt, n);
+}
+
+/* Buffer by buffer: what every free comes to when the batch is not back in
+ * place as a whole. */
+static inline __attribute__((always_inline)) void
+free_each(struct uxdp_pool *p, struct uxdp_buff **bufs, uint32_t n)
 {
 	/* Locals: see alloc_from_fq_aligned(). */
 	struct uxdp_pool_buff **fl = p->free_list;
 	uint32_t *fpos = p->fpos;
 	uintptr_t heads = (uintptr_t)p->heads;
 	/* 64-bit count: it indexes without a zero-extension per buffer. */
-	uint64_t cnt, bad = 0, nheads = p->nheads;
-	uint32_t i;
+	uint64_t cnt = p->free_list_cnt, bad = 0, nheads = p->nheads;
+	uint32_t i, top0 = p->dirty_top, top = top0;
 
-	if (unlikely(p->retired)) {
-		/* Nobody owns a retired pool: the remote path's lock orders
-		 * this return against the others. */
-		uxdp_pool_free_remote(p, bufs, n);
-		return;
-	}
-	pool_sync_remote(p);
-	cnt = p->free_list_cnt;
 	/* Two per iteration: measured 7% fewer cycles per buffer than one
 	 * (a 64-buffer drop cycle), the loop's own overhead halved. */
 #pragma GCC unroll 2
@@ -771,12 +824,92 @@ UXDP_EXPORT void uxdp_pool_free_batch(struct uxdp_pool *p,
 			bad++;
 			continue;
 		}
+		/* It leaves the slot it was popped from. */
+		top = dirty_add(top, pos);
 		fpos[h] = (uint32_t)cnt;
 		fl[cnt++] = pb;
 	}
+	/* Once the count has passed them, those slots are clean again (each
+	 * was written by a push or checked in place); nothing is written
+	 * when nothing changed, the usual case. */
+	if (dirty_below(top, cnt))
+		top = 0;
+	if (top != top0)
+		p->dirty_top = top;
 	pstat_add(&p->n_freed, n - bad);
 	pstat_add(&p->n_bad_free, bad);
 	set_free_cnt(p, (uint32_t)cnt);
+}
+
+/* One buffer, the checks of free_each() without its loop. */
+static inline void free_one(struct uxdp_pool *p, struct uxdp_pool_buff *pb)
+{
+	uint64_t cnt = p->free_list_cnt, h = head_index(p, pb);
+	uint32_t pos, top;
+
+	if (unlikely(h >= p->nheads))
+		goto bad;
+	pos = p->fpos[h];
+	if (likely(pos == cnt && p->free_list[cnt] == pb))
+		goto out;				/* in place */
+	if (unlikely((pos < cnt && p->free_list[pos] == pb) ||
+		     pos == FPOS_APP))
+		goto bad;
+	top = dirty_add(p->dirty_top, pos);
+	if (top != p->dirty_top)
+		p->dirty_top = top;
+	p->fpos[h] = (uint32_t)cnt;
+	p->free_list[cnt] = pb;
+out:
+	pstat_add(&p->n_freed, 1);
+	set_free_cnt(p, (uint32_t)(cnt + 1));
+	return;
+bad:
+	pstat_add(&p->n_bad_free, 1);
+}
+
+UXDP_EXPORT void uxdp_buff_free(struct uxdp_buff *buf)
+{
+	struct uxdp_pool_buff *pb = to_pool_buff(buf);
+	struct uxdp_pool *p = pb->pool;
+
+	if (unlikely(p->retired)) {
+		uxdp_pool_free_remote(p, &buf, 1);
+		return;
+	}
+	pool_sync_remote(p);
+	free_one(p, pb);
+}
+
+UXDP_EXPORT void uxdp_pool_free_batch(struct uxdp_pool *p,
+				      struct uxdp_buff **bufs, uint32_t n)
+{
+	if (unlikely(p->retired)) {
+		/* Nobody owns a retired pool: the remote path's lock orders
+		 * this return against the others. */
+		uxdp_pool_free_remote(p, bufs, n);
+		return;
+	}
+	pool_sync_remote(p);
+	/*
+	 * The common case whole: a batch (XDP_DROP's, a completion's) that
+	 * comes back in the order it was popped, each buffer to its own clean
+	 * slot. That proves every one ours, allocated and distinct; taking
+	 * them back is the count alone (measured: a 64-buffer drop cycle,
+	 * 1.9 -> 0.6 cycles per buffer). From 16 up, where a memcmp beats
+	 * the loop.
+	 */
+	if (n >= 16 && batch_in_place(p, bufs, n, p->free_list_cnt)) {
+		pstat_add(&p->n_freed, n);
+		set_free_cnt(p, p->free_list_cnt + n);
+		if (p->dirty_top)
+			p->dirty_top = 0;	/* below the count already */
+		return;
+	}
+	if (n == 1)
+		free_one(p, to_pool_buff(bufs[0]));
+	else
+		free_each(p, bufs, n);
 }
 
 /* The descriptor address of a buffer's data (xp_get_handle). */
@@ -804,6 +937,7 @@ UXDP_EXPORT uint64_t uxdp_pool_release(struct uxdp_buff *buf)
 		pstat_add(&p->n_bad_free, 1);
 		return UINT64_MAX;
 	}
+	p->dirty_top = dirty_add(p->dirty_top, p->fpos[h]);
 	p->fpos[h] = FPOS_APP;
 	pstat_add(&p->n_released, 1);
 	addr = buff_handle(p, buf);

@@ -67,6 +67,24 @@ struct uxdp_umem {
  * The last rule is the sparse-set trick: popping a batch off the free list
  * is one memcpy and a count, with no per-buffer write, yet membership stays
  * exact, so a double free is still caught at the free.
+ *
+ * The slots at and above free_list_cnt keep what was popped from them. Call
+ * such a slot s "clean" when it holds no head, or a head X with
+ * fpos[X] == s: then X is allocated and s is its only clean slot. Popping
+ * leaves the popped slots clean, and a push at the count writes a clean
+ * slot; the only way a slot above the count stops being clean is that its
+ * head goes elsewhere (pushed at a lower position, or released) while the
+ * slot stays above the count. The highest such slot is remembered, coarsely
+ * (dirty_top: that slot + 2, 0 for none), a register's work rather than a
+ * store per buffer; once the count has risen past it every such slot is
+ * below the count, and dirty_top goes back to 0.
+ *
+ * So when a batch of buffers equals, pointer for pointer, the slots from the
+ * count up, and those slots lie outside the dirty range, each buffer is
+ * allocated, distinct, and back in the slot it was popped from: freeing the
+ * batch is adding to the count (uxdp_pool_free_batch's fast path). Unused
+ * slots hold SLOT_EMPTY, an address no caller has, so that a batch of NULLs
+ * (a caller's bug) never matches.
  */
 #define FPOS_APP	UINT32_MAX
 /* Unaligned buffers are at least UXDP_UMEM_MIN_CHUNK_SIZE (2^11) long. */
@@ -96,6 +114,8 @@ struct uxdp_pool {
 	uint64_t chunk_mask;
 	uint64_t addrs_cnt;		/* UMEM size in bytes */
 	uint32_t free_list_cnt;
+	/* The highest slot that may not be clean, + 2 (see above). */
+	uint32_t dirty_top;
 	uint32_t free_heads_cnt;
 	uint32_t chunk_size;
 	uint32_t chunk_shift;

@@ -102,6 +102,10 @@ struct mp {
 	 * returns (its owner cannot be asked from another thread). */
 	uint32_t deferred;
 	struct uxdp_pool_stats m;	/* the model's counters */
+	/* The last alloc_batch's buffers, in order: returned as they left,
+	 * they take uxdp_pool_free_batch's in-place path. */
+	struct uxdp_buff *last[MAX_BATCH];
+	uint32_t nlast;
 };
 
 static struct mp pools[NPOOLS];
@@ -645,6 +649,8 @@ static void op_alloc_batch(struct mp *p, struct fz *f)
 	p->m.alloc += got;
 	for (i = 0; i < got; i++)
 		use_buffer(p, bufs[i], len + i);
+	memcpy(p->last, bufs, got * sizeof(*bufs));
+	p->nlast = got;
 	free(bufs);
 }
 
@@ -781,11 +787,87 @@ static void op_free_local(struct fz *f)
 	free(v);
 }
 
+/*
+ * A window of the last batch allocated, in its order (the way a datapath
+ * returns an XDP_DROP batch), sometimes with one entry replaced by any
+ * handle or two entries swapped: batches back in place, and batches that
+ * only look so after some of their buffers were freed or released alone.
+ */
+static struct uxdp_buff **pick_last(struct mp *p, struct fz *f, uint32_t *np)
+{
+	uint8_t how = fz_u8(f);
+	/* Mostly the whole batch, or all but its first: what lines up with
+	 * the slots after one of its buffers was released, or freed alone
+	 * (pushed into the first one's slot). */
+	uint32_t from = (how & 12) ? (how >> 2) & 1 : fz_u8(f);
+	uint32_t n, i, j;
+	struct uxdp_buff **v, **o;
+
+	from = p->nlast ? from % p->nlast : 0;
+	n = p->nlast - from;
+	v = malloc((n + 1) * sizeof(*v));
+	if (!v)
+		abort();
+	memcpy(v, p->last + from, n * sizeof(*v));
+	if (n && (how & 3) == 1) {
+		o = pick_handles(f, 1);
+		v[fz_u8(f) % n] = o[0];
+		free(o);
+	} else if (n && (how & 3) == 2) {
+		struct uxdp_buff *t;
+
+		i = fz_u8(f) % n;
+		j = fz_u8(f) % n;
+		t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+	*np = n;
+	return v;
+}
+
+/*
+ * One buffer of a batch about to be returned goes back first on its own:
+ * freed, released, or freed from "another thread" (@kind 1, 2, 3; 0 does
+ * nothing). The batch then holds a buffer that is not allocated, while its
+ * slots may still line up with the free list's.
+ */
+static void return_alone(struct mp *p, struct uxdp_buff *b, uint8_t kind)
+{
+	struct head *h;
+	struct mp *own = owner_of(b, &h);
+	bool had = queued(own);
+
+	switch (kind & 3) {
+	case 1:
+		free_one(b);
+		break;
+	case 2:
+		uxdp_pool_release(b);
+		sync_drain(own, had, false);
+		model_return(NULL, b, RET_RELEASE);
+		break;
+	case 3:
+		uxdp_pool_free_remote(p->pool, &b, 1);
+		model_return(p, b, RET_REMOTE);
+		break;
+	}
+}
+
 static void op_free_many(struct mp *p, struct fz *f, bool remote)
 {
 	uint32_t n = fz_u8(f) % 9, i;
-	struct uxdp_buff **v = pick_handles(f, n);
-	bool had = queued(p);
+	struct uxdp_buff **v = n == 8 ? pick_last(p, f, &n) :
+				       pick_handles(f, n);
+	bool had;
+
+	if (n >= 2) {
+		uint8_t kind = fz_u8(f);
+
+		if (kind & 3)
+			return_alone(p, v[1 + fz_u8(f) % (n - 1)], kind);
+	}
+	had = queued(p);
 
 	if (remote) {
 		uxdp_pool_free_remote(p->pool, v, n);
