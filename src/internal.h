@@ -58,31 +58,8 @@ static inline const void *uxdp_thread_id(void)
 	return &uxdp_thread_tok;
 }
 
-/*
- * Spinlock for short critical sections on the data path (a device TX queue,
- * a pool's remote-return stack): the cost bulking amortises, so it must be
- * cheap when uncontended. Test-and-test-and-set: waiters spin on a plain
- * load so they do not bounce the line while the holder works.
- * Acquire on lock orders the critical section after it; release on unlock
- * publishes everything written inside it to the next holder.
- */
-struct uxdp_spinlock {
-	uint32_t locked;
-};
-
-static inline void uxdp_spin_lock(struct uxdp_spinlock *l)
-{
-	for (;;) {
-		if (!__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
-			return;
-		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
-			__builtin_ia32_pause();
-	}
-}
-
-static inline void uxdp_spin_unlock(struct uxdp_spinlock *l)
-{
-	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
-}
+/* The data path's spinlock (a pool's remote-return stack): public, for
+ * drivers too. */
+#include <uxdp/spinlock.h>
 
 #endif /* UXDP_INTERNAL_H */

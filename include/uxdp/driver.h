@@ -29,6 +29,7 @@
 #include <uxdp/common.h>
 #include <uxdp/dev.h>
 #include <uxdp/pool.h>
+#include <uxdp/spinlock.h>
 #include <uxdp/xdp.h>
 
 #ifdef __cplusplus
@@ -275,6 +276,11 @@ int uxdp_port_get_u64(const struct uxdp_port *port, const char *key,
 /* -EINVAL (naming the first) if @port has a key not in NULL-ended @keys. */
 int uxdp_port_check_keys(const struct uxdp_port *port,
 			 const char *const *keys);
+
+/* ---- A lock for transmit paths ------------------------------------------------ */
+
+/* struct uxdp_spinlock, uxdp_spin_lock() and friends: <uxdp/spinlock.h>,
+ * included above. */
 
 /* ---- Buffers and UMEM addresses ------------------------------------------------- */
 

@@ -10,7 +10,6 @@
  * the consumer is the queue's single polling thread and takes no lock.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +22,12 @@
 
 struct veth_rq {
 	/* Producer side: any thread, under lock. */
-	pthread_spinlock_t lock;
+	struct uxdp_spinlock lock;
 	struct uxdp_ring prod;
 	/* Consumer side: the polling thread only. */
 	struct uxdp_ring cons __attribute__((aligned(UXDP_CACHE_LINE)));
 	struct uxdp_rxq_info *info;	/* every received buff points here */
 	void *mem;
-	bool lock_ok;			/* lock initialised */
 } __attribute__((aligned(UXDP_CACHE_LINE)));
 
 struct veth_priv {
@@ -90,7 +88,7 @@ static int veth_xdp_xmit(struct uxdp_dev *dev, int n,
 	}
 	rq = &veth_priv(peer)->rq[q];
 
-	pthread_spin_lock(&rq->lock);
+	uxdp_spin_lock(&rq->lock);
 	/*
 	 * Under the lock: uxdp_dev_down() on the peer clears "up" before it
 	 * takes this lock to drain the ring, so a transmit that gets the lock
@@ -100,7 +98,7 @@ static int veth_xdp_xmit(struct uxdp_dev *dev, int n,
 	 */
 	if (uxdp_unlikely(!uxdp_dev_is_up(peer) || !uxdp_dev_is_up(dev) ||
 			  !uxdp_dev_rxq_has_prog(peer, q))) {
-		pthread_spin_unlock(&rq->lock);
+		uxdp_spin_unlock(&rq->lock);
 		uxdp_txq_count_refused(dev, q, UXDP_TXQ_DOWN, (uint32_t)n);
 		return -ENXIO;
 	}
@@ -117,7 +115,7 @@ static int veth_xdp_xmit(struct uxdp_dev *dev, int n,
 	uxdp_ring_prod_submit(&rq->prod, i);
 	/* Under the lock: one writer at a time. */
 	uxdp_txq_count(dev, q, i, bytes);
-	pthread_spin_unlock(&rq->lock);
+	uxdp_spin_unlock(&rq->lock);
 	/* Every frame not taken is counted under the reason the call
 	 * stopped for, so taken + full + too_big + down = offered. */
 	if (uxdp_unlikely(i < (uint32_t)n))
@@ -194,9 +192,9 @@ static void veth_stop(struct uxdp_dev *dev)
 	uint32_t i;
 
 	for (i = 0; i < priv->nrq; i++) {
-		pthread_spin_lock(&priv->rq[i].lock);
+		uxdp_spin_lock(&priv->rq[i].lock);
 		veth_rq_drain(dev, i);
-		pthread_spin_unlock(&priv->rq[i].lock);
+		uxdp_spin_unlock(&priv->rq[i].lock);
 	}
 }
 
@@ -225,8 +223,6 @@ static void veth_destroy(struct uxdp_dev *dev)
 	if (!priv->rq)
 		return;
 	for (i = 0; i < priv->nrq; i++) {
-		if (priv->rq[i].lock_ok)
-			pthread_spin_destroy(&priv->rq[i].lock);
 		if (!priv->rq[i].mem)
 			continue;
 		veth_rq_drain(dev, i);
@@ -266,9 +262,6 @@ static int veth_setup(struct uxdp_dev *dev, uint32_t nrq, uint32_t ring_size,
 		/* Received frames keep their owner in their own header. */
 		rq->info = uxdp_dev_rxq_info(dev, i);
 		rq->info->mem.type = UXDP_MEM_FRAME;
-		if (pthread_spin_init(&rq->lock, PTHREAD_PROCESS_PRIVATE))
-			return uxdp_set_error(ENOMEM, "veth: spinlock");
-		rq->lock_ok = true;
 		rq->mem = uxdp_ring_mem_alloc(ring_size, 8);
 		if (!rq->mem)
 			return -errno;
