@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <uxdp/common.h>
+
 /*
  * A test-and-test-and-set spinlock, inline: what the kernel's drivers take
  * around a shared transmit ring (veth's ptr_ring producer lock). Zero is
@@ -20,7 +22,13 @@ struct uxdp_spinlock {
 	uint32_t locked;
 };
 
-static inline void uxdp_spin_lock(struct uxdp_spinlock *l)
+/* The same as zeroing it. */
+UXDP_INLINE void uxdp_spin_init(struct uxdp_spinlock *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELAXED);
+}
+
+UXDP_INLINE void uxdp_spin_lock(struct uxdp_spinlock *l)
 {
 	for (;;) {
 		/* Acquire: what the last holder wrote before its release
@@ -40,13 +48,13 @@ static inline void uxdp_spin_lock(struct uxdp_spinlock *l)
 }
 
 /* Returns true if the lock was taken. */
-static inline bool uxdp_spin_trylock(struct uxdp_spinlock *l)
+UXDP_INLINE bool uxdp_spin_trylock(struct uxdp_spinlock *l)
 {
 	return !__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
 	       !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE);
 }
 
-static inline void uxdp_spin_unlock(struct uxdp_spinlock *l)
+UXDP_INLINE void uxdp_spin_unlock(struct uxdp_spinlock *l)
 {
 	/* Release: the critical section's writes are visible before the
 	 * lock is seen free (pairs with the exchange's acquire). */

@@ -7,7 +7,7 @@
  * using the inline versions.
  */
 #define UXDP_INLINE UXDP_EXPORT
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
 #include "../internal.h"
 
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"
 #include <uxdp/uxdp.h>

@@ -12,7 +12,6 @@
  * so its poller sleeps; a paced one is woken by a timerfd (rx_fd).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +61,7 @@ struct null_priv {
 	uint64_t pace_sent;		/* packets generated since pace_t0 */
 	int timer_fd;			/* paced only, else -1 */
 	unsigned char *tmpl;		/* rx_len bytes, zero-padded */
-	pthread_spinlock_t tx_lock;
+	struct uxdp_spinlock tx_lock;
 	/*
 	 * Zero-copy AF_XDP (xsk_pool_setup): the socket's pool, received
 	 * into instead of our own, and whose TX ring we drain. Written on
@@ -173,9 +172,9 @@ static int null_zc_tx(struct uxdp_dev *dev, struct uxdp_pool *xp, int budget)
 		return 0;
 	for (i = 0; i < n; i++)
 		bytes += descs[i].len;
-	pthread_spin_lock(&priv->tx_lock);
+	uxdp_spin_lock(&priv->tx_lock);
 	uxdp_txq_count(dev, 0, n, bytes);
-	pthread_spin_unlock(&priv->tx_lock);
+	uxdp_spin_unlock(&priv->tx_lock);
 	uxdp_xsk_tx_completed(xp, n);
 	return (int)n;
 }
@@ -318,9 +317,9 @@ static int null_xdp_xmit(struct uxdp_dev *dev, int n,
 	for (i = 0; i < n; i++)
 		bytes += frames[i]->len;
 	/* The TX queue lock a driver takes to post descriptors. */
-	pthread_spin_lock(&priv->tx_lock);
+	uxdp_spin_lock(&priv->tx_lock);
 	uxdp_txq_count(dev, 0, (uint32_t)n, bytes);
-	pthread_spin_unlock(&priv->tx_lock);
+	uxdp_spin_unlock(&priv->tx_lock);
 	/* Sent and completed at once: the frames go home. */
 	uxdp_frame_return_bulk(frames, (uint32_t)n);
 	return n;
@@ -341,7 +340,6 @@ static void null_destroy(struct uxdp_dev *dev)
 	if (priv->timer_fd >= 0)
 		close(priv->timer_fd);
 	free(priv->tmpl);
-	pthread_spin_destroy(&priv->tx_lock);
 }
 
 static struct uxdp_pool *null_rx_pool(struct uxdp_dev *dev, uint32_t q)
@@ -502,7 +500,7 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 		return NULL;
 	priv = null_priv(dev);
 	priv->timer_fd = -1;
-	pthread_spin_init(&priv->tx_lock, PTHREAD_PROCESS_PRIVATE);
+	uxdp_spin_init(&priv->tx_lock);
 	priv->rx_len = len;
 	priv->flags = flags;
 	priv->seq_offset = seq_off;
