@@ -92,7 +92,7 @@ struct nic_flow_hdr {
  * lock; the consumer is this queue's poller, lock-free.
  */
 struct nic_wire {
-	pthread_spinlock_t lock;
+	struct uxdp_spinlock lock;
 	uint32_t prod;			/* under lock; store-release */
 	uint32_t cons __attribute__((aligned(UXDP_CACHE_LINE)));
 	uint32_t size;
@@ -104,7 +104,7 @@ struct nic_priv;
 
 struct nic_q {
 	/* ---- The poller's: one thread at a time, under napi_lock. ---- */
-	pthread_spinlock_t napi_lock;
+	struct uxdp_spinlock napi_lock;
 	struct nic_priv *priv;
 	uint32_t index;
 	bool single;			/* UXDP_NIC_F_SINGLE_ALLOC */
@@ -142,9 +142,8 @@ struct nic_q {
 	uint32_t tx_ntc;		/* store-release: posters read it */
 
 	/* ---- TX posters: any thread, under tx_lock. ---- */
-	pthread_spinlock_t tx_lock __attribute__((aligned(UXDP_CACHE_LINE)));
+	struct uxdp_spinlock tx_lock __attribute__((aligned(UXDP_CACHE_LINE)));
 	uint32_t tx_tail;		/* store-release: the hardware reads */
-	bool locks_ok;
 
 	/* ---- Counters: one writer per field at a time. ---- */
 	struct uxdp_nic_stats st __attribute__((aligned(UXDP_CACHE_LINE)));
@@ -750,7 +749,7 @@ static uint32_t zc_xmit(struct uxdp_dev *dev, struct nic_q *q, uint32_t budget)
 	uint64_t bytes = 0;
 
 	uxdp_xsk_set_tx_need_wakeup(q->xp);
-	pthread_spin_lock(&q->tx_lock);
+	uxdp_spin_lock(&q->tx_lock);
 	tail = q->tx_tail;
 	/* tx_ntc is this thread's own (the cleaner's). */
 	room = q->tx_mask + 1 - (tail - q->tx_ntc);
@@ -779,7 +778,7 @@ static uint32_t zc_xmit(struct uxdp_dev *dev, struct nic_q *q, uint32_t budget)
 		uxdp_store_release(&q->tx_tail, tail + done);
 		uxdp_txq_count(dev, q->index, done, bytes);
 	}
-	pthread_spin_unlock(&q->tx_lock);
+	uxdp_spin_unlock(&q->tx_lock);
 	return done;
 }
 
@@ -809,7 +808,7 @@ static void wire_send(struct nic_q *q, struct uxdp_dev *peer,
 		rq = pp->q[dq[i]];
 		w = __atomic_load_n(&rq->wire, __ATOMIC_ACQUIRE);
 		if (w)
-			pthread_spin_lock(&w->lock);
+			uxdp_spin_lock(&w->lock);
 		/*
 		 * Under the lock: the peer going down clears "up", waits,
 		 * then drains the FIFO under this lock, so a send that
@@ -823,7 +822,7 @@ static void wire_send(struct nic_q *q, struct uxdp_dev *peer,
 					lost++;
 				}
 			if (w)
-				pthread_spin_unlock(&w->lock);
+				uxdp_spin_unlock(&w->lock);
 			continue;
 		}
 		prod = w->prod;
@@ -849,7 +848,7 @@ static void wire_send(struct nic_q *q, struct uxdp_dev *peer,
 		uxdp_store_release(&w->prod, prod + sent);
 		if (drop)
 			st_add(&rq->st.rx_fifo_dropped, drop);
-		pthread_spin_unlock(&w->lock);
+		uxdp_spin_unlock(&w->lock);
 		if (sent)
 			uxdp_dev_kick(peer, dq[i]);
 	}
@@ -917,12 +916,12 @@ static void tx_flush(struct nic_q *q)
 {
 	uint32_t tail;
 
-	pthread_spin_lock(&q->tx_lock);
+	uxdp_spin_lock(&q->tx_lock);
 	tail = q->tx_tail;
 	if (tail != q->tx_head)
 		st_add(&q->st.tx_discarded, tail - q->tx_head);
 	q->tx_head = tail;
-	pthread_spin_unlock(&q->tx_lock);
+	uxdp_spin_unlock(&q->tx_lock);
 	tx_clean(q);
 	st_set32(&q->st.tx_pending, 0);
 }
@@ -942,11 +941,11 @@ static int nic_xdp_xmit(struct uxdp_dev *dev, int n,
 		uxdp_txq_count_refused(dev, qi, UXDP_TXQ_BAD_FLAGS, 1);
 		return -EINVAL;
 	}
-	pthread_spin_lock(&q->tx_lock);
+	uxdp_spin_lock(&q->tx_lock);
 	/* Under the lock: down clears "up", waits, then flushes the ring
 	 * under this lock; a post after that sees it down. */
 	if (uxdp_unlikely(!uxdp_dev_is_up(dev))) {
-		pthread_spin_unlock(&q->tx_lock);
+		uxdp_spin_unlock(&q->tx_lock);
 		uxdp_txq_count_refused(dev, qi, UXDP_TXQ_DOWN, (uint32_t)n);
 		return -ENETDOWN;
 	}
@@ -971,7 +970,7 @@ static int nic_xdp_xmit(struct uxdp_dev *dev, int n,
 	uxdp_txq_count(dev, qi, i, bytes);
 	if (i == lim && lim < (uint32_t)n)
 		st_add(&q->st.tx_ring_full, (uint32_t)n - lim);
-	pthread_spin_unlock(&q->tx_lock);
+	uxdp_spin_unlock(&q->tx_lock);
 	/* Every frame not taken is counted under the reason the call
 	 * stopped for. */
 	if (uxdp_unlikely(i < (uint32_t)n))
@@ -992,7 +991,7 @@ static int nic_poll(struct uxdp_dev *dev, uint32_t qi, struct uxdp_xdp_cpu *ctx,
 	uint32_t b = (uint32_t)budget, rx, tx;
 	bool ok = true;
 
-	pthread_spin_lock(&q->napi_lock);
+	uxdp_spin_lock(&q->napi_lock);
 	/* TX completions first (ice cleans its TX ring before RX). */
 	tx = tx_clean(q);
 	if (q->xp)
@@ -1023,7 +1022,7 @@ static int nic_poll(struct uxdp_dev *dev, uint32_t qi, struct uxdp_xdp_cpu *ctx,
 	st_set32(&q->st.rx_posted, q->ntu - q->ntc);
 	st_set32(&q->st.tx_pending,
 		 __atomic_load_n(&q->tx_tail, __ATOMIC_RELAXED) - q->tx_ntc);
-	pthread_spin_unlock(&q->napi_lock);
+	uxdp_spin_unlock(&q->napi_lock);
 	rx += tx;
 	return (int)MIN(rx, b);
 }
@@ -1098,11 +1097,11 @@ static void wire_drain(struct uxdp_dev *dev, struct nic_q *q)
 
 	if (!w)
 		return;
-	pthread_spin_lock(&w->lock);
+	uxdp_spin_lock(&w->lock);
 	n = w->prod - w->cons;
 	/* D: the slots are free (pairs with the senders' A). */
 	uxdp_store_release(&w->cons, w->prod);
-	pthread_spin_unlock(&w->lock);
+	uxdp_spin_unlock(&w->lock);
 	if (n)
 		uxdp_rxq_count_drained(dev, q->index, n);
 }
@@ -1120,11 +1119,11 @@ static void nic_stop(struct uxdp_dev *dev)
 
 		if (q->timer_fd >= 0)
 			timerfd_settime(q->timer_fd, 0, &off, NULL);
-		pthread_spin_lock(&q->napi_lock);
+		uxdp_spin_lock(&q->napi_lock);
 		rx_release(dev, q);
 		tx_flush(q);
 		wire_drain(dev, q);
-		pthread_spin_unlock(&q->napi_lock);
+		uxdp_spin_unlock(&q->napi_lock);
 	}
 }
 
@@ -1156,7 +1155,7 @@ static int nic_xsk_pool_setup(struct uxdp_dev *dev, uint32_t qi,
 					      uxdp_dev_name(dev), q->rx_len,
 					      uxdp_umem_chunk_size(umem), room);
 	}
-	pthread_spin_lock(&q->napi_lock);
+	uxdp_spin_lock(&q->napi_lock);
 	rx_release(dev, q);
 	tx_flush(q);
 	if (pool) {
@@ -1174,7 +1173,7 @@ static int nic_xsk_pool_setup(struct uxdp_dev *dev, uint32_t qi,
 		q->xsk_area = NULL;
 	}
 	q->rx_room = room;
-	pthread_spin_unlock(&q->napi_lock);
+	uxdp_spin_unlock(&q->napi_lock);
 	return 0;
 }
 
@@ -1195,7 +1194,6 @@ static void wire_free(struct nic_wire *w)
 {
 	if (!w)
 		return;
-	pthread_spin_destroy(&w->lock);
 	free(w->len);
 	free(w->slots);
 	free(w);
@@ -1205,7 +1203,7 @@ static void q_free(struct uxdp_dev *dev, struct nic_q *q)
 {
 	if (q->rx_sw && q->rx_pool)
 		rx_release(dev, q);
-	if (q->tx_ring && q->locks_ok)
+	if (q->tx_ring)
 		tx_flush(q);
 	/* Buffers of ours may still travel as frames elsewhere: the pool
 	 * and its UMEM go when the last one comes home. */
@@ -1219,10 +1217,6 @@ static void q_free(struct uxdp_dev *dev, struct nic_q *q)
 	free(q->rx_hw);
 	free(q->rx_sw);
 	free(q->tx_ring);
-	if (q->locks_ok) {
-		pthread_spin_destroy(&q->napi_lock);
-		pthread_spin_destroy(&q->tx_lock);
-	}
 	free(q);
 }
 
@@ -1291,13 +1285,8 @@ static int q_setup(struct uxdp_dev *dev, uint32_t i, const struct nic_cfg *c)
 	q->rx_len = c->len;
 	q->own_room = NIC_ROOM(chunk);
 	q->rx_room = q->own_room;
-	if (pthread_spin_init(&q->napi_lock, PTHREAD_PROCESS_PRIVATE))
-		return uxdp_set_error(ENOMEM, "spinlock");
-	if (pthread_spin_init(&q->tx_lock, PTHREAD_PROCESS_PRIVATE)) {
-		pthread_spin_destroy(&q->napi_lock);
-		return uxdp_set_error(ENOMEM, "spinlock");
-	}
-	q->locks_ok = true;
+	uxdp_spin_init(&q->napi_lock);
+	uxdp_spin_init(&q->tx_lock);
 	q->rx_hw = calloc(c->rx_ring, sizeof(*q->rx_hw));
 	q->rx_sw = calloc(c->rx_ring, sizeof(*q->rx_sw));
 	q->tx_ring = calloc(c->tx_ring, sizeof(*q->tx_ring));
@@ -1542,8 +1531,7 @@ static int wire_alloc(struct nic_priv *p)
 		w->size = p->wire_fifo;
 		w->len = calloc(w->size, sizeof(*w->len));
 		w->slots = malloc((size_t)w->size * NIC_SLOT);
-		if (!w->len || !w->slots ||
-		    pthread_spin_init(&w->lock, PTHREAD_PROCESS_PRIVATE)) {
+		if (!w->len || !w->slots) {
 			free(w->len);
 			free(w->slots);
 			free(w);
