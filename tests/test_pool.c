@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <uxdp/uxdp.h>
 
@@ -1355,6 +1356,35 @@ static void test_buff_umem_addr(void **state)
 }
 
 /* Bad configuration and second pool. */
+/*
+ * The kernel allows 2^32-1 chunks; a pool's position words reserve the top
+ * two values, so a UMEM with 2^32-2 chunks or more is refused by the pool
+ * with a reason (not by an allocation failure, or a wrapped position on a
+ * machine with the memory). The area is reserved address space, never
+ * touched: 8 TiB of PROT_NONE.
+ */
+static void t_pool_too_many_chunks(void)
+{
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, o, .chunk_size = 2048,
+			  .fill_size = 64, .comp_size = 64);
+	uint64_t size = 0xfffffffeULL * 2048;
+	void *area = mmap(NULL, size, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	struct uxdp_umem *u;
+
+	if (area == MAP_FAILED)
+		fail_msg("reserving 8 TiB of address space: %s",
+			 strerror(errno));
+	u = uxdp_umem_create(area, size, &o);
+	if (!u)
+		fail_msg("umem of 2^32-2 chunks: %s", uxdp_errmsg());
+	assert_null(uxdp_pool_create(u, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "at most 4294967293"));
+	assert_int_equal(uxdp_umem_destroy(u), 0);
+	munmap(area, size);
+}
+
 static void test_pool_create_errors(void **state)
 {
 	UXDP_DECLARE_OPTS(uxdp_pool_opts, o, .flags = 1);
@@ -1375,6 +1405,7 @@ static void test_pool_create_errors(void **state)
 	assert_ptr_equal(uxdp_pool_umem(p), u);
 	assert_int_equal(uxdp_pool_destroy(p), 0);
 	assert_int_equal(uxdp_umem_destroy(u), 0);
+	t_pool_too_many_chunks();
 }
 
 int main(void)

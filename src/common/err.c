@@ -34,7 +34,10 @@ static void set_msg(const char *fmt, va_list ap)
 {
 	char tmp[sizeof(err_buf)];
 
+	/* Terminated even if vsnprintf fails (a bad format for the locale). */
+	tmp[0] = '\0';
 	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	tmp[sizeof(tmp) - 1] = '\0';
 	memcpy(err_buf, tmp, sizeof(err_buf));
 }
 

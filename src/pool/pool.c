@@ -172,6 +172,15 @@ uxdp_pool_create(struct uxdp_umem *umem, const struct uxdp_pool_opts *opts)
 		err = uxdp_fail(EINVAL, "pool: unknown flags 0x%x", opts->flags);
 		goto err;
 	}
+	/* A head's position word also holds FPOS_HELD and FPOS_APP: positions
+	 * must stay below them (the kernel's limit, 2^32-1 chunks, is one
+	 * more than that allows). */
+	if (umem->nchunks >= FPOS_HELD) {
+		err = uxdp_fail(EINVAL, "pool: the UMEM has %u chunks; a pool "
+				"takes at most %u", umem->nchunks,
+				FPOS_HELD - 1);
+		goto err;
+	}
 	fill = UXDP_OPTS_GET(opts, fill_size, 0);
 	comp = UXDP_OPTS_GET(opts, comp_size, 0);
 	if ((fill && (!is_pow2_u64(fill) || fill > UXDP_RING_MAX_ENTRIES)) ||
