@@ -17,14 +17,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <uxdp/uxdp.h>
@@ -350,7 +348,7 @@ struct fwd {
 	enum stop_reason stop;
 	int stop_sig;
 	int out_err;			/* errno of a failed write to stdout */
-	uint64_t t_start, t_last, t_end;
+	uint64_t t_start, t_last;
 	uint64_t seq;			/* intervals printed */
 };
 
@@ -1636,8 +1634,8 @@ static bool replays_done(const struct fwd *f)
  */
 static void run(struct fwd *f)
 {
-	uint64_t interval = f->o.interval * 1000000ULL;
-	uint64_t next_tick, now, replay_end = 0;
+	uint64_t now, replay_end = 0;
+	struct tool_wait w;
 	bool replay = false;
 	unsigned int i;
 
@@ -1651,46 +1649,29 @@ static void run(struct fwd *f)
 			afxdp_counters_read(pt, &pt->klast, NULL);
 	}
 	f->t_start = f->t_last = tstats_now_ns();
-	next_tick = f->t_start + interval;
-	f->t_end = f->o.duration ? f->t_start + f->o.duration * 1000000ULL :
-				   0;
+	tool_wait_init(&w, f->sigfd, f->o.interval, f->o.duration, f->t_start);
 	while (f->stop == STOP_NONE) {
-		struct pollfd pfd = { .fd = f->sigfd, .events = POLLIN };
-		uint64_t wake = next_tick;
-		struct signalfd_siginfo si;
-		int timeout_ms;
+		uint64_t check = f->o.count || replay ?
+				 COUNT_CHECK_MS * 1000000ULL : 0;
+		unsigned int ev;
+		int sig = 0;
 
-		now = tstats_now_ns();
-		if (f->t_end && f->t_end < wake)
-			wake = f->t_end;
-		if ((f->o.count || replay) &&
-		    now + COUNT_CHECK_MS * 1000000ULL < wake)
-			wake = now + COUNT_CHECK_MS * 1000000ULL;
-		timeout_ms = wake > now ?
-			     (int)((wake - now + 999999) / 1000000) : 0;
-		if (poll(&pfd, 1, timeout_ms) > 0 &&
-		    read(f->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		ev = tool_wait(&w, check, &sig);
+		if (ev & TOOL_WAIT_SIGNAL) {
 			f->stop = STOP_SIGNAL;
-			f->stop_sig = (int)si.ssi_signo;
+			f->stop_sig = sig;
 			break;
 		}
-		now = tstats_now_ns();
+		now = w.now;
 		/* The last interval is printed before a stop at the same
 		 * moment (--duration 2 -i 1: two lines, then totals). */
-		if (now >= next_tick) {
-			if (!f->o.quiet)
-				print_interval(f, now);
-			/* After a stall, the next line comes an interval
-			 * from now, not in a burst. */
-			next_tick += interval;
-			if (next_tick <= now)
-				next_tick = now + interval;
-		}
+		if ((ev & TOOL_WAIT_TICK) && !f->o.quiet)
+			print_interval(f, now);
 		if (f->stop != STOP_NONE)
 			break;
 		if (f->o.count && rx_total(f) >= f->o.count)
 			f->stop = STOP_COUNT;
-		else if (f->t_end && now >= f->t_end)
+		else if (ev & TOOL_WAIT_END)
 			f->stop = STOP_DURATION;
 		else if (replay && replays_done(f)) {
 			/* Done means the last packets were handed to their

@@ -23,7 +23,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -32,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <uxdp/uxdp.h>
@@ -1478,9 +1476,8 @@ static bool all_sent(const struct xsk_tool *t)
  */
 static void run(struct xsk_tool *t)
 {
-	uint64_t interval = t->o.interval * 1000000ULL;
 	bool checks = t->o.count || t->o.tx_count;
-	uint64_t next_tick, now, t_end;
+	struct tool_wait w;
 	unsigned int i;
 
 	tdev_counters_read(t->port.dev, &t->port.last);
@@ -1489,44 +1486,29 @@ static void run(struct xsk_tool *t)
 	for (i = 0; i < t->nfeeds; i++)
 		tdev_counters_read(t->feeds[i].dev, &t->feeds[i].last);
 	t->t_start = t->t_last = tstats_now_ns();
-	next_tick = t->t_start + interval;
-	t_end = t->o.duration ? t->t_start + t->o.duration * 1000000ULL : 0;
+	tool_wait_init(&w, t->sigfd, t->o.interval, t->o.duration, t->t_start);
 	while (t->stop == STOP_NONE) {
-		struct pollfd pfd = { .fd = t->sigfd, .events = POLLIN };
-		struct signalfd_siginfo si;
-		uint64_t wake = next_tick;
-		int timeout_ms;
+		unsigned int ev;
+		int sig = 0;
 
-		now = tstats_now_ns();
-		if (t_end && t_end < wake)
-			wake = t_end;
-		if (checks && now + COUNT_CHECK_MS * 1000000ULL < wake)
-			wake = now + COUNT_CHECK_MS * 1000000ULL;
-		timeout_ms = wake > now ?
-			     (int)((wake - now + 999999) / 1000000) : 0;
-		if (poll(&pfd, 1, timeout_ms) > 0 &&
-		    read(t->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		ev = tool_wait(&w, checks ? COUNT_CHECK_MS * 1000000ULL : 0,
+			       &sig);
+		if (ev & TOOL_WAIT_SIGNAL) {
 			t->stop = STOP_SIGNAL;
-			t->stop_sig = (int)si.ssi_signo;
+			t->stop_sig = sig;
 			break;
 		}
-		now = tstats_now_ns();
 		/* The last interval is printed before a stop at the same
 		 * moment (-d 2 -i 1: two lines, then the totals). */
-		if (now >= next_tick) {
-			if (!t->o.quiet)
-				print_interval(t, now);
-			next_tick += interval;
-			if (next_tick <= now)
-				next_tick = now + interval;
-		}
+		if ((ev & TOOL_WAIT_TICK) && !t->o.quiet)
+			print_interval(t, w.now);
 		if (t->stop != STOP_NONE)
 			break;
 		if (t->o.count && done_total(t) >= t->o.count)
 			t->stop = STOP_COUNT;
 		else if (t->o.tx_count && all_sent(t))
 			t->stop = STOP_TX_COUNT;
-		else if (t_end && now >= t_end)
+		else if (ev & TOOL_WAIT_END)
 			t->stop = STOP_DURATION;
 	}
 }
