@@ -12,43 +12,10 @@ set -eu
 fwd=$1
 example=$2
 man=${3:-}
-tmp=$(mktemp -d)
-bg_pid=
-cleanup() {
-	# Only the process this script started, by its PID.
-	if [ -n "$bg_pid" ]; then
-		kill -KILL "$bg_pid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-failed=0
-
-fail() {
-	echo "FAIL: $*"
-	failed=1
-}
-
-# Nothing may hang the test: every run is bounded (exit 124 if it takes
-# longer than 30 s).
+tool=$fwd tool_name=uxdp-fwd tool_timeout=30
+. "$(dirname "$0")/t_tool.sh"
 run_fwd() {
-	timeout -s KILL 30 "$fwd" "$@"
-}
-
-# expect RC PATTERN ARGS...: uxdp-fwd ARGS, stdout to $tmp/out, exits RC and
-# its stderr matches PATTERN (grep -E; "" for any).
-expect() {
-	want=$1 pat=$2
-	shift 2
-	rc=0
-	run_fwd "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		fail "uxdp-fwd $*: exit $rc, want $want"
-		sed 's/^/  stderr: /' "$tmp/err"
-	elif [ -n "$pat" ] && ! grep -Eq -e "$pat" "$tmp/err"; then
-		fail "uxdp-fwd $*: stderr lacks /$pat/"
-		sed 's/^/  stderr: /' "$tmp/err"
-	fi
+	run_tool "$@"
 }
 
 # json_ok FILE WHAT EXPR...: FILE is JSON lines, intervals then one totals
@@ -411,14 +378,13 @@ fi
 # b0 = b1, two kernel veth pairs. uxdp-fwd owns a1 and b1; frames sent into
 # a0 must come out of b0 (forward) or back out of a0 (reflect), exactly as
 # many as were sent, and nothing may stay attached once it has gone.
-ns=
+# The namespace goes at exit too (t_tool.sh); this is for going sooner.
 ns_cleanup() {
 	if [ -n "$ns" ]; then
 		ip netns del "$ns" 2>/dev/null || true
 		ns=
 	fi
 }
-trap 'ns_cleanup; cleanup' EXIT
 
 # link_stat DEV rx|tx: packets counted by the kernel on DEV.
 link_stat() {

@@ -15,57 +15,10 @@
 set -eu
 xsk=$1
 man=${2:-}
-tmp=$(mktemp -d)
-bg_pid=
-ns=
-cleanup() {
-	# Only the process this script started, by its PID.
-	if [ -n "$bg_pid" ]; then
-		kill -KILL "$bg_pid" 2>/dev/null || true
-	fi
-	if [ -n "$ns" ]; then
-		ip netns del "$ns" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-failed=0
-
-fail() {
-	echo "FAIL: $*"
-	failed=1
-}
-
-# Nothing may hang the test: every run is bounded (killed after 60 s; the
-# sanitizer builds are slow).
+tool=$xsk tool_name=uxdp-xsk tool_timeout=60
+. "$(dirname "$0")/t_tool.sh"
 run_xsk() {
-	timeout -s KILL 60 "$xsk" "$@"
-}
-
-# expect RC PATTERN ARGS...: uxdp-xsk ARGS, stdout to $tmp/out, exits RC
-# and its stderr matches PATTERN (grep -E; "" for any).
-expect() {
-	want=$1 pat=$2
-	shift 2
-	rc=0
-	run_xsk "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		fail "uxdp-xsk $*: exit $rc, want $want"
-		sed 's/^/  stderr: /' "$tmp/err"
-	elif [ -n "$pat" ] && ! grep -Eq -e "$pat" "$tmp/err"; then
-		fail "uxdp-xsk $*: stderr lacks /$pat/"
-		sed 's/^/  stderr: /' "$tmp/err"
-	fi
-	sanitizer_check "$tmp/err" "uxdp-xsk $*"
-}
-
-# A sanitizer build reports on stderr, whatever the exit status (ASan's
-# is 1, which a set-up failure also has).
-sanitizer_check() {
-	if grep -Eq "Sanitizer|runtime error" "$1"; then
-		fail "$2: a sanitizer report"
-		sed 's/^/  stderr: /' "$1" | head -40
-	fi
+	run_tool "$@"
 }
 
 # json_ok FILE WHAT EXPR...: FILE is JSON lines, intervals then one totals
