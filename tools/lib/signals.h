@@ -6,6 +6,8 @@
 #ifndef UXDP_TOOLS_SIGNALS_H
 #define UXDP_TOOLS_SIGNALS_H
 
+#include <stdint.h>
+
 /*
  * Block SIGINT, SIGTERM and SIGHUP in the calling thread (call it before
  * any thread exists: they inherit the mask, so only the signalfd ever
@@ -16,8 +18,6 @@
  * a non-blocking signalfd for the three, or -errno.
  */
 int tool_signals_open(void);
-
-#include <stdint.h>
 
 /*
  * The tools' main-thread loop: sleep on the signalfd until a signal, the
