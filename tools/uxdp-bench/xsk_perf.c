@@ -96,18 +96,6 @@ struct xsk_q {
 	int err;
 };
 
-static uint32_t prog_xsk(struct uxdp_buff *ctx, void *priv)
-{
-	return uxdp_redirect_map(priv, ctx->rxq->queue_index, UXDP_DROP);
-}
-
-static uint32_t prog_drop(struct uxdp_buff *ctx, void *priv)
-{
-	(void)ctx;
-	(void)priv;
-	return UXDP_DROP;
-}
-
 static const char *mode_name(enum xsk_app_mode m)
 {
 	return m == XSK_APP_RXDROP ? "rxdrop" :
@@ -501,8 +489,8 @@ static int xsk_case_run(void *arg, uint64_t ops, double *out)
 			goto out;
 		}
 	}
-	prog = uxdp_prog_create("xsk", c->mode == XSK_APP_TXONLY ? prog_drop :
-				prog_xsk, map);
+	prog = uxdp_prog_create("xsk", c->mode == XSK_APP_TXONLY ?
+				xsk_app_prog_drop : xsk_app_prog_xsk, map);
 	if (!prog) {
 		err = -errno;
 		bench_why("program: %s", uxdp_errmsg());

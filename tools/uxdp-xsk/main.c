@@ -192,21 +192,6 @@ static struct tparams params = {
 
 /* ---- programs ------------------------------------------------------------ */
 
-/* PORT's program: to the socket bound to the packet's queue (the XSKMAP;
- * a queue without one drops, counted in redirect_miss). */
-static uint32_t prog_xsk(struct uxdp_buff *ctx, void *priv)
-{
-	return uxdp_redirect_map(priv, ctx->rxq->queue_index, UXDP_DROP);
-}
-
-/* PORT's program in txonly: the sockets receive nothing. */
-static uint32_t prog_drop(struct uxdp_buff *ctx, void *priv)
-{
-	(void)ctx;
-	(void)priv;
-	return UXDP_DROP;
-}
-
 /* A feed's program: out of the peer, into PORT. */
 static uint32_t prog_feed(struct uxdp_buff *ctx, void *priv)
 {
@@ -739,9 +724,9 @@ static int setup_sockets(struct xsk_tool *t)
 		     t->o.frame_size, t->o.unaligned ? ", unaligned" : "");
 	}
 	if (t->mode == XSK_APP_TXONLY)
-		return attach(t->port.dev, UXDP_ALL_QUEUES, "drop", prog_drop,
-			      NULL);
-	return attach(t->port.dev, UXDP_ALL_QUEUES, "xsk", prog_xsk,
+		return attach(t->port.dev, UXDP_ALL_QUEUES, "drop",
+			      xsk_app_prog_drop, NULL);
+	return attach(t->port.dev, UXDP_ALL_QUEUES, "xsk", xsk_app_prog_xsk,
 		      t->xskmap);
 }
 

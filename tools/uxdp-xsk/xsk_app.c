@@ -584,3 +584,15 @@ out:
 	free(mine);
 	return err;
 }
+
+uint32_t xsk_app_prog_xsk(struct uxdp_buff *ctx, void *priv)
+{
+	return uxdp_redirect_map(priv, ctx->rxq->queue_index, UXDP_DROP);
+}
+
+uint32_t xsk_app_prog_drop(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	(void)priv;
+	return UXDP_DROP;
+}

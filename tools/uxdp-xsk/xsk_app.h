@@ -139,4 +139,13 @@ int xsk_app_audit(struct xsk_app *a, struct xsk_app_audit *au);
 /* Destroy the socket and the UMEM. Returns 0 or -errno. */
 int xsk_app_fini(struct xsk_app *a);
 
+/*
+ * The device's programs: xsk_app_prog_xsk redirects to the socket bound to
+ * the packet's queue (priv is the XSKMAP; a queue without one drops,
+ * counted in redirect_miss); xsk_app_prog_drop is txonly's (the sockets
+ * receive nothing).
+ */
+uint32_t xsk_app_prog_xsk(struct uxdp_buff *ctx, void *priv);
+uint32_t xsk_app_prog_drop(struct uxdp_buff *ctx, void *priv);
+
 #endif /* UXDP_XSK_APP_H */
