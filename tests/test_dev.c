@@ -11,6 +11,7 @@
 #include "t_helpers.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 
 #include <uxdp/uxdp.h>
@@ -978,6 +979,73 @@ static void test_null_rate(void **state)
 	uxdp_dev_destroy(d);
 }
 
+/* The pacer that null, pcap and nic share: what is due follows the rate
+ * (t0 moved back by hand, so no sleeping decides the result), a backlog
+ * is cut to one burst only when the poller commits, and the timer ticks
+ * while started and not after stop. */
+static void test_pacer(void **state)
+{
+	struct uxdp_pacer p, z;
+	struct pollfd pfd;
+	uint64_t due, t0;
+
+	(void)state;
+	assert_int_equal(uxdp_pacer_init(NULL, 1, 1), -EINVAL);
+
+	/* Off: everything is due, no timer, every call harmless. */
+	assert_int_equal(uxdp_pacer_init(&p, 0, 7), 0);
+	assert_int_equal(p.fd, -1);
+	assert_int_equal(uxdp_pacer_start(&p), 0);
+	assert_true(uxdp_pacer_due(&p, true) == UINT64_MAX);
+	uxdp_pacer_sent(&p, 5);
+	uxdp_pacer_ack(&p);
+	uxdp_pacer_stop(&p);
+	uxdp_pacer_fini(&p);
+	/* A zeroed pacer (a create that failed before init) owns nothing. */
+	memset(&z, 0, sizeof(z));
+	uxdp_pacer_fini(&z);
+	assert_int_equal(z.fd, -1);
+
+	/* 1000 / 4 = 250 packets per second. */
+	assert_int_equal(uxdp_pacer_init(&p, 1000, 4), 0);
+	assert_true(p.fd >= 0);
+	assert_int_equal(uxdp_pacer_start(&p), 0);
+	p.t0 -= 1000000000ULL;			/* started 1 s ago */
+	due = uxdp_pacer_due(&p, true);
+	assert_true(due >= 250 && due <= 252);
+	uxdp_pacer_sent(&p, 200);
+	due = uxdp_pacer_due(&p, false);
+	assert_true(due >= 50 && due <= 52);
+	uxdp_pacer_sent(&p, due);
+	assert_true(uxdp_pacer_due(&p, false) <= 1);
+	/* Ahead of the clock (another thread's t0): nothing due. */
+	p.t0 += 10000000000ULL;
+	assert_int_equal(uxdp_pacer_due(&p, true), 0);
+
+	/* An 11 s backlog: one burst. Asking leaves it; the poller's commit
+	 * forgets the rest and restarts the clock. */
+	p.t0 -= 20000000000ULL;
+	p.sent = 0;
+	t0 = p.t0;
+	assert_int_equal(uxdp_pacer_due(&p, false), UXDP_PACER_BURST);
+	assert_int_equal(p.t0, t0);
+	assert_int_equal(uxdp_pacer_due(&p, true), UXDP_PACER_BURST);
+	assert_true(p.t0 > t0 + 10000000000ULL);
+	assert_int_equal(p.sent, 0);
+	assert_true(uxdp_pacer_due(&p, false) < UXDP_PACER_BURST);
+
+	/* The timer ticks (every 4 ms at 250 pps) until stopped. */
+	pfd.fd = p.fd;
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 2000), 1);
+	uxdp_pacer_ack(&p);
+	uxdp_pacer_stop(&p);
+	uxdp_pacer_ack(&p);
+	assert_int_equal(poll(&pfd, 1, 50), 0);
+	uxdp_pacer_fini(&p);
+	assert_int_equal(p.fd, -1);
+}
+
 /* rx_count stops the generator at that count exactly, and NULL options
  * generate 64-byte packets without a limit. */
 static void test_null_count_and_defaults(void **state)
@@ -1145,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_null_short_template),
 		cmocka_unit_test(test_null_rewrite),
 		cmocka_unit_test(test_null_rate),
+		cmocka_unit_test(test_pacer),
 		cmocka_unit_test(test_null_count_and_defaults),
 		cmocka_unit_test(test_audit_finds_misplaced),
 	};

@@ -277,6 +277,50 @@ int uxdp_port_get_u64(const struct uxdp_port *port, const char *key,
 int uxdp_port_check_keys(const struct uxdp_port *port,
 			 const char *const *keys);
 
+/* ---- Pacing a generator or a replay ------------------------------------------- */
+
+/*
+ * A packet rate for a queue that makes its own packets (null's generator,
+ * pcap's replay, nic's wire): how many are due now, and a timerfd that
+ * wakes an idle poller when more are (return it from the rx_fd op).
+ * After a stall it catches up by at most UXDP_PACER_BURST packets rather
+ * than bursting everything missed. One poller commits; anyone may ask.
+ */
+#define UXDP_PACER_BURST	1024
+
+struct uxdp_pacer {
+	uint64_t num, den;	/* num / den packets per second; num 0: off */
+	uint64_t t0;		/* ns, CLOCK_MONOTONIC (relaxed atomics) */
+	uint64_t sent;		/* packets since t0 (relaxed atomics) */
+	int fd;			/* timerfd, or -1 when off */
+};
+
+/*
+ * Set up a rate of @num / @den packets per second (@num 0: unpaced, no
+ * timer; @den 0 means 1). Returns 0, or a negative errno with
+ * uxdp_errmsg() saying why. The timer is armed by uxdp_pacer_start().
+ */
+int uxdp_pacer_init(struct uxdp_pacer *p, uint64_t num, uint64_t den);
+/* Close the timer. Safe on a zeroed pacer (a create that failed early). */
+void uxdp_pacer_fini(struct uxdp_pacer *p);
+/* The device went up: the clock starts now, the timer ticks (at most
+ * every 100 us, at least every second). 0 or a negative errno. */
+int uxdp_pacer_start(struct uxdp_pacer *p);
+/* The device went down: the timer stops. */
+void uxdp_pacer_stop(struct uxdp_pacer *p);
+/*
+ * Packets due now, at most UXDP_PACER_BURST; UINT64_MAX when unpaced.
+ * With @commit (the poller only) a stall's backlog beyond one burst is
+ * forgotten; without it the call changes nothing (an rx_pending check on
+ * any thread).
+ */
+uint64_t uxdp_pacer_due(struct uxdp_pacer *p, bool commit);
+/* The poller made @n packets (counted against what is due). */
+void uxdp_pacer_sent(struct uxdp_pacer *p, uint64_t n);
+/* The poller consumes the timer's ticks, so an idle sleep waits for the
+ * next one. */
+void uxdp_pacer_ack(struct uxdp_pacer *p);
+
 /* ---- A lock for transmit paths ------------------------------------------------ */
 
 /* struct uxdp_spinlock, uxdp_spin_lock() and friends: <uxdp/spinlock.h>,

@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,9 +58,6 @@ _Static_assert(NIC_SLOT >= UXDP_NIC_MAX_TX_LEN, "a wire slot holds a frame");
 #define NIC_DD			1U	/* descriptor done (written back) */
 #define NIC_BATCH		64	/* TX clean and send: stack arrays */
 #define NIC_FLAGS		(UXDP_NIC_F_SINGLE_ALLOC | UXDP_NIC_F_NO_GEN)
-/* A paced queue catches up by at most this many packets after a stall. */
-#define NIC_PACE_BURST		1024
-#define NIC_TICK_MIN_NS		100000
 #define NIC_DPORT		9	/* discard */
 #define NIC_DADDR		0xc0a80001U	/* 192.168.0.1 */
 
@@ -130,10 +126,8 @@ struct nic_q {
 	bool gen_limited;
 	uint64_t gen_limit;
 	uint64_t generated;		/* relaxed: rx_pending reads it */
-	/* Pacing: rate = pace_num / pace_den packets per second. */
-	uint64_t pace_num, pace_den;
-	uint64_t pace_t0, pace_sent;	/* relaxed */
-	int timer_fd;
+	/* rx_pps * nflows / flows per second; its timer is rx_fd. */
+	struct uxdp_pacer pace;
 	struct nic_wire *wire;		/* set while down; read acquire */
 	/* TX, the poller's side. */
 	struct nic_tx_desc *tx_ring;
@@ -203,14 +197,6 @@ static inline void st_add(uint64_t *c, uint64_t v)
 static inline void st_set32(uint32_t *c, uint32_t v)
 {
 	__atomic_store_n(c, v, __ATOMIC_RELAXED);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- RSS: the Toeplitz hash ---------------------------------------------- */
@@ -395,33 +381,6 @@ static void flow_packet(const struct nic_priv *p, uint32_t f, uint8_t *b,
 	put16(udp + 6, 0);
 }
 
-/* ---- Pacing -------------------------------------------------------------- */
-
-/* Packets the queue's rate allows now. Pure unless @commit (the idle check
- * runs on other threads); the poller commits, sliding the start after a
- * stall so the catch-up is one burst. */
-static uint64_t pace_allowed(struct nic_q *q, bool commit)
-{
-	uint64_t t0 = __atomic_load_n(&q->pace_t0, __ATOMIC_RELAXED);
-	uint64_t sent = __atomic_load_n(&q->pace_sent, __ATOMIC_RELAXED);
-	uint64_t now = now_ns(), due;
-
-	if (now < t0)
-		return 0;
-	due = (uint64_t)((unsigned __int128)(now - t0) * q->pace_num /
-			 ((unsigned __int128)q->pace_den * 1000000000ULL));
-	if (due <= sent)
-		return 0;
-	if (due - sent > NIC_PACE_BURST) {
-		if (commit) {
-			__atomic_store_n(&q->pace_t0, now, __ATOMIC_RELAXED);
-			__atomic_store_n(&q->pace_sent, 0, __ATOMIC_RELAXED);
-		}
-		return NIC_PACE_BURST;
-	}
-	return due - sent;
-}
-
 /* Packets the queue's generator may put on the wire now, at most @max. */
 static uint64_t gen_allowed(struct nic_q *q, uint64_t max, bool commit)
 {
@@ -433,8 +392,8 @@ static uint64_t gen_allowed(struct nic_q *q, uint64_t max, bool commit)
 		n = MIN(n, q->gen_limit -
 			__atomic_load_n(&q->generated, __ATOMIC_RELAXED));
 	/* Once: the clock moves between two reads. */
-	if (q->pace_num && n) {
-		uint64_t pace = pace_allowed(q, commit);
+	if (n) {
+		uint64_t pace = uxdp_pacer_due(&q->pace, commit);
 
 		n = MIN(n, pace);
 	}
@@ -569,14 +528,9 @@ static uint32_t hw_rx_gen(struct nic_q *q, uint32_t max, uint32_t avail,
 	const unsigned char *tailsrc = q->priv->payload + NIC_HDR;
 
 	if (!offered) {
-		uint64_t ticks;
-
-		/* Out of packets for now: consume the timer's ticks so the
-		 * poller sleeps until the next one. */
-		if (q->timer_fd >= 0 &&
-		    read(q->timer_fd, &ticks, sizeof(ticks)) < 0) {
-			/* EAGAIN: no tick pending. */
-		}
+		/* Out of packets for now: the poller sleeps until the next
+		 * tick. */
+		uxdp_pacer_ack(&q->pace);
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -599,9 +553,7 @@ static uint32_t hw_rx_gen(struct nic_q *q, uint32_t max, uint32_t avail,
 	*bytes += (uint64_t)n * len;
 	__atomic_store_n(&q->generated, q->generated + offered,
 			 __ATOMIC_RELAXED);
-	if (q->pace_num)
-		__atomic_store_n(&q->pace_sent, q->pace_sent + offered,
-				 __ATOMIC_RELAXED);
+	uxdp_pacer_sent(&q->pace, offered);
 	st_add(&q->st.gen_packets, offered);
 	if (offered > n)
 		st_add(&q->st.rx_missed, offered - n);
@@ -1050,7 +1002,7 @@ static bool nic_rx_pending(struct uxdp_dev *dev, uint32_t qi)
 
 static int nic_rx_fd(struct uxdp_dev *dev, uint32_t qi)
 {
-	return nic_priv(dev)->q[qi]->timer_fd;
+	return nic_priv(dev)->q[qi]->pace.fd;
 }
 
 static struct uxdp_pool *nic_rx_pool(struct uxdp_dev *dev, uint32_t qi)
@@ -1065,26 +1017,13 @@ static int nic_open(struct uxdp_dev *dev)
 	struct nic_priv *p = nic_priv(dev);
 	uint32_t i;
 
-	for (i = 0; i < p->nq; i++) {
-		struct nic_q *q = p->q[i];
-		struct itimerspec its;
-		uint64_t tick;
+	int err;
 
-		if (q->timer_fd < 0)
-			continue;
-		__atomic_store_n(&q->pace_t0, now_ns(), __ATOMIC_RELAXED);
-		__atomic_store_n(&q->pace_sent, 0, __ATOMIC_RELAXED);
-		/* One tick per packet at most, one per second at least. */
-		tick = (uint64_t)((unsigned __int128)q->pace_den *
-				  1000000000ULL / q->pace_num);
-		tick = MIN(MAX(tick, (uint64_t)NIC_TICK_MIN_NS), 1000000000ULL);
-		its.it_interval.tv_sec = (time_t)(tick / 1000000000ULL);
-		its.it_interval.tv_nsec = (long)(tick % 1000000000ULL);
-		its.it_value = its.it_interval;
-		if (timerfd_settime(q->timer_fd, 0, &its, NULL))
-			return uxdp_set_error(errno, "nic %s: timerfd_settime: "
-					      "%s", uxdp_dev_name(dev),
-					      strerror(errno));
+	for (i = 0; i < p->nq; i++) {
+		err = uxdp_pacer_start(&p->q[i]->pace);
+		if (err)
+			return uxdp_set_error(-err, "nic %s: %s",
+					      uxdp_dev_name(dev), uxdp_errmsg());
 	}
 	return 0;
 }
@@ -1111,14 +1050,12 @@ static void wire_drain(struct uxdp_dev *dev, struct nic_q *q)
 static void nic_stop(struct uxdp_dev *dev)
 {
 	struct nic_priv *p = nic_priv(dev);
-	struct itimerspec off = { 0 };
 	uint32_t i;
 
 	for (i = 0; i < p->nq; i++) {
 		struct nic_q *q = p->q[i];
 
-		if (q->timer_fd >= 0)
-			timerfd_settime(q->timer_fd, 0, &off, NULL);
+		uxdp_pacer_stop(&q->pace);
 		uxdp_spin_lock(&q->napi_lock);
 		rx_release(dev, q);
 		tx_flush(q);
@@ -1211,8 +1148,7 @@ static void q_free(struct uxdp_dev *dev, struct nic_q *q)
 		uxdp_pool_retire(q->pool, UXDP_POOL_RETIRE_UMEM);
 	else if (q->umem)
 		uxdp_umem_destroy(q->umem);
-	if (q->timer_fd >= 0)
-		close(q->timer_fd);
+	uxdp_pacer_fini(&q->pace);
 	wire_free(q->wire);
 	free(q->rx_hw);
 	free(q->rx_sw);
@@ -1274,7 +1210,6 @@ static int q_setup(struct uxdp_dev *dev, uint32_t i, const struct nic_cfg *c)
 	if (posix_memalign((void **)&q, UXDP_CACHE_LINE, sizeof(*q)))
 		return uxdp_set_error(ENOMEM, "out of memory");
 	memset(q, 0, sizeof(*q));
-	q->timer_fd = -1;
 	p->q[i] = q;
 	q->priv = p;
 	q->index = i;
@@ -1369,15 +1304,9 @@ static int gen_setup(struct nic_priv *p, const struct nic_cfg *c)
 			q->nflows = 0;	/* none of its packets is sent */
 		if (!c->pps || !q->nflows)
 			continue;
-		q->pace_num = c->pps * q->nflows;
-		q->pace_den = c->flows;
-		q->timer_fd = timerfd_create(CLOCK_MONOTONIC,
-					     TFD_NONBLOCK | TFD_CLOEXEC);
-		if (q->timer_fd < 0) {
-			err = uxdp_set_error(errno, "timerfd_create: %s",
-					     strerror(errno));
+		err = uxdp_pacer_init(&q->pace, c->pps * q->nflows, c->flows);
+		if (err)
 			goto out;
-		}
 	}
 	err = 0;
 out:

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,12 +38,6 @@
 #define NULL_SEQ_OFFSET		42	/* UDP payload of the default packet */
 #define NULL_FLAGS		(UXDP_NULL_F_REWRITE | UXDP_NULL_F_SEQ | \
 				 UXDP_NULL_F_NO_RX)
-/* A paced generator catches up by at most this many packets after a
- * stall, rather than bursting everything it missed. */
-#define NULL_PACE_BURST		1024
-/* Its timer ticks at most this often; each tick allows pps / 10^4 or
- * more packets. */
-#define NULL_TICK_MIN_NS	100000
 
 struct null_priv {
 	struct uxdp_umem *umem;
@@ -53,13 +46,9 @@ struct null_priv {
 	uint32_t flags;
 	uint32_t seq_offset;
 	uint64_t count;			/* 0: no limit */
-	uint64_t pps;			/* 0: unpaced */
 	/* Written by the polling thread, read by anyone (relaxed). */
 	uint64_t generated;
-	/* Pacing: packets due since pace_t0 are pps * elapsed. */
-	uint64_t pace_t0;		/* ns, CLOCK_MONOTONIC */
-	uint64_t pace_sent;		/* packets generated since pace_t0 */
-	int timer_fd;			/* paced only, else -1 */
+	struct uxdp_pacer pace;		/* rx_pps; its timer is rx_fd */
 	unsigned char *tmpl;		/* rx_len bytes, zero-padded */
 	struct uxdp_spinlock tx_lock;
 	/*
@@ -75,43 +64,6 @@ static inline struct null_priv *null_priv(const struct uxdp_dev *dev)
 	return uxdp_dev_priv(dev);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * How many packets the rate allows now. Pure when @commit is false (the
- * idle check may run on another thread); the poller commits, sliding the
- * start forward after a stall so the catch-up is a burst of at most
- * NULL_PACE_BURST.
- */
-static uint64_t pace_allowed(struct null_priv *priv, bool commit)
-{
-	uint64_t t0 = __atomic_load_n(&priv->pace_t0, __ATOMIC_RELAXED);
-	uint64_t sent = __atomic_load_n(&priv->pace_sent, __ATOMIC_RELAXED);
-	uint64_t now = now_ns(), due;
-
-	if (now < t0)
-		return 0;
-	due = (uint64_t)((unsigned __int128)(now - t0) * priv->pps /
-			 1000000000ULL);
-	if (due <= sent)
-		return 0;
-	if (due - sent > NULL_PACE_BURST) {
-		if (commit) {
-			/* Forget what was missed beyond one burst. */
-			__atomic_store_n(&priv->pace_t0, now, __ATOMIC_RELAXED);
-			__atomic_store_n(&priv->pace_sent, 0, __ATOMIC_RELAXED);
-		}
-		return NULL_PACE_BURST;
-	}
-	return due - sent;
-}
-
 /* Packets the queue may generate now, at most @budget. */
 static uint64_t null_allowed(struct null_priv *priv, uint64_t budget,
 			     bool commit)
@@ -124,10 +76,10 @@ static uint64_t null_allowed(struct null_priv *priv, uint64_t budget,
 
 		n = MIN(n, left);
 	}
-	if (priv->pps && n) {
+	if (n) {
 		/* Once: the clock moves between two calls (MIN would make
 		 * them), and a poll then overshoots its budget and the count. */
-		uint64_t pace = pace_allowed(priv, commit);
+		uint64_t pace = uxdp_pacer_due(&priv->pace, commit);
 
 		n = MIN(n, pace);
 	}
@@ -205,14 +157,9 @@ static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
 	 * queue's socket pool). */
 	allowed = null_allowed(priv, (uint64_t)budget, true);
 	if (!allowed) {
-		uint64_t ticks;
-
-		/* Out of packets for now: consume the timer's ticks so the
-		 * poller sleeps until the next one. */
-		if (priv->timer_fd >= 0 &&
-		    read(priv->timer_fd, &ticks, sizeof(ticks)) < 0) {
-			/* EAGAIN: no tick pending. */
-		}
+		/* Out of packets for now: the poller sleeps until the next
+		 * tick. */
+		uxdp_pacer_ack(&priv->pace);
 		return tx;
 	}
 	while ((uint64_t)done < allowed) {
@@ -238,9 +185,7 @@ static int null_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
 		 * count sees its own packets in it. */
 		__atomic_store_n(&priv->generated, priv->generated + n,
 				 __ATOMIC_RELAXED);
-		if (priv->pps)
-			__atomic_store_n(&priv->pace_sent,
-					 priv->pace_sent + n, __ATOMIC_RELAXED);
+		uxdp_pacer_sent(&priv->pace, n);
 		uxdp_rx_run_batch(ctx, bufs, n);
 		done += (int)n;
 	}
@@ -265,38 +210,23 @@ static bool null_rx_pending(struct uxdp_dev *dev, uint32_t q)
 static int null_rx_fd(struct uxdp_dev *dev, uint32_t q)
 {
 	(void)q;
-	return null_priv(dev)->timer_fd;
+	return null_priv(dev)->pace.fd;
 }
 
 /* Up: a paced generator starts its clock and its timer. */
 static int null_open(struct uxdp_dev *dev)
 {
-	struct null_priv *priv = null_priv(dev);
-	uint64_t tick;
-	struct itimerspec its;
+	int err = uxdp_pacer_start(&null_priv(dev)->pace);
 
-	if (!priv->pps)
-		return 0;
-	__atomic_store_n(&priv->pace_t0, now_ns(), __ATOMIC_RELAXED);
-	__atomic_store_n(&priv->pace_sent, 0, __ATOMIC_RELAXED);
-	tick = MAX(1000000000ULL / priv->pps, (uint64_t)NULL_TICK_MIN_NS);
-	tick = MIN(tick, 1000000000ULL);
-	its.it_interval.tv_sec = (time_t)(tick / 1000000000ULL);
-	its.it_interval.tv_nsec = (long)(tick % 1000000000ULL);
-	its.it_value = its.it_interval;
-	if (timerfd_settime(priv->timer_fd, 0, &its, NULL))
-		return uxdp_set_error(errno, "null %s: timerfd_settime: %s",
-				 uxdp_dev_name(dev), strerror(errno));
+	if (err)
+		return uxdp_set_error(-err, "null %s: %s", uxdp_dev_name(dev),
+				      uxdp_errmsg());
 	return 0;
 }
 
 static void null_stop(struct uxdp_dev *dev)
 {
-	struct null_priv *priv = null_priv(dev);
-	struct itimerspec off = { 0 };
-
-	if (priv->timer_fd >= 0)
-		timerfd_settime(priv->timer_fd, 0, &off, NULL);
+	uxdp_pacer_stop(&null_priv(dev)->pace);
 }
 
 static int null_xdp_xmit(struct uxdp_dev *dev, int n,
@@ -337,8 +267,7 @@ static void null_destroy(struct uxdp_dev *dev)
 		uxdp_pool_retire(priv->pool, UXDP_POOL_RETIRE_UMEM);
 	else if (priv->umem)
 		uxdp_umem_destroy(priv->umem);
-	if (priv->timer_fd >= 0)
-		close(priv->timer_fd);
+	uxdp_pacer_fini(&priv->pace);
 	free(priv->tmpl);
 }
 
@@ -499,13 +428,11 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 	if (!dev)
 		return NULL;
 	priv = null_priv(dev);
-	priv->timer_fd = -1;
 	uxdp_spin_init(&priv->tx_lock);
 	priv->rx_len = len;
 	priv->flags = flags;
 	priv->seq_offset = seq_off;
 	priv->count = UXDP_OPTS_GET(opts, rx_count, 0);
-	priv->pps = UXDP_OPTS_GET(opts, rx_pps, 0);
 	err = -ENOMEM;
 	priv->tmpl = calloc(1, len);
 	if (!priv->tmpl) {
@@ -513,15 +440,11 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 		goto err;
 	}
 	memcpy(priv->tmpl, tmpl, MIN(tlen, len));
-	if (priv->pps && !(flags & UXDP_NULL_F_NO_RX)) {
-		priv->timer_fd = timerfd_create(CLOCK_MONOTONIC,
-						TFD_NONBLOCK | TFD_CLOEXEC);
-		if (priv->timer_fd < 0) {
-			err = uxdp_set_error(errno, "null %s: timerfd_create: %s",
-					name, strerror(errno));
-			goto err;
-		}
-	}
+	/* A sink generates nothing: no rate, no timer. */
+	err = uxdp_pacer_init(&priv->pace, flags & UXDP_NULL_F_NO_RX ? 0 :
+			      UXDP_OPTS_GET(opts, rx_pps, 0), 1);
+	if (err)
+		goto err;
 	if (!(flags & UXDP_NULL_F_NO_RX)) {
 		err = null_setup_rx(dev, frames);
 		if (err)

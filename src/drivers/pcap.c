@@ -32,7 +32,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,10 +56,6 @@
 /* The out file's stdio buffer, and how stale it may get under traffic. */
 #define PCAP_OUT_BUF		(64 * 1024)
 #define PCAP_FLUSH_NS		100000000ULL
-/* Pacing, as null.c: catch up by at most a burst after a stall; the
- * timer ticks at most every 100 us. */
-#define PCAP_PACE_BURST		1024
-#define PCAP_TICK_MIN_NS	100000
 
 _Static_assert(UXDP_PCAP_MAX_LEN == PCAP_CHUNK - UXDP_PACKET_HEADROOM -
 	       UXDP_FRAME_TAILROOM, "UXDP_PCAP_MAX_LEN is the chunk's room");
@@ -76,13 +71,11 @@ struct pd_priv {
 	uint64_t pps;			/* 0: unpaced */
 	uint64_t pass_records;		/* records read in this pass */
 	uint64_t pass_replayed;		/* packets replayed in this pass */
-	int timer_fd;			/* paced only, else -1 */
 	int done_fd;			/* eventfd, written once at the end */
 	/* Written by the poller, read by rx_pending and anyone (atomics). */
 	uint32_t eof;			/* ended; done at the next poll */
 	uint32_t done;			/* release/acquire, see finish */
-	uint64_t pace_t0;		/* ns, CLOCK_MONOTONIC */
-	uint64_t pace_sent;		/* packets replayed since pace_t0 */
+	struct uxdp_pacer pace;		/* pps; its timer is rx_fd */
 
 	/* ---- Capture: under tx_lock. */
 	pthread_mutex_t tx_lock;
@@ -130,33 +123,6 @@ static void note_error(struct pd_priv *priv, char *slot, const char *msg)
 }
 
 /* ---- replay -------------------------------------------------------------- */
-
-/*
- * How many packets the rate allows now (null.c's pacing). Pure when
- * @commit is false (rx_pending, on any thread); the poller commits,
- * forgetting what a stall missed beyond one burst.
- */
-static uint64_t pace_allowed(struct pd_priv *priv, bool commit)
-{
-	uint64_t t0 = __atomic_load_n(&priv->pace_t0, __ATOMIC_RELAXED);
-	uint64_t sent = __atomic_load_n(&priv->pace_sent, __ATOMIC_RELAXED);
-	uint64_t now = clock_ns(CLOCK_MONOTONIC), due;
-
-	if (now < t0)
-		return 0;
-	due = (uint64_t)((unsigned __int128)(now - t0) * priv->pps /
-			 1000000000ULL);
-	if (due <= sent)
-		return 0;
-	if (due - sent > PCAP_PACE_BURST) {
-		if (commit) {
-			__atomic_store_n(&priv->pace_t0, now, __ATOMIC_RELAXED);
-			__atomic_store_n(&priv->pace_sent, 0, __ATOMIC_RELAXED);
-		}
-		return PCAP_PACE_BURST;
-	}
-	return due - sent;
-}
 
 /* Open the next pass: a pcap_t on a new descriptor of the input. */
 static int replay_open_pass(struct uxdp_dev *dev, struct pd_priv *priv)
@@ -281,27 +247,14 @@ static int replay_next(struct uxdp_dev *dev, struct pd_priv *priv,
  */
 static void replay_finish(struct pd_priv *priv)
 {
-	struct itimerspec off = { 0 };
 	uint64_t one = 1;
 
 	if (__atomic_load_n(&priv->done, __ATOMIC_RELAXED))
 		return;
-	if (priv->timer_fd >= 0)
-		timerfd_settime(priv->timer_fd, 0, &off, NULL);
+	uxdp_pacer_stop(&priv->pace);
 	__atomic_store_n(&priv->done, 1, __ATOMIC_RELEASE);
 	if (write(priv->done_fd, &one, sizeof(one)) < 0) {
 		/* Only EAGAIN (a counter near overflow) is possible. */
-	}
-}
-
-/* Consume the pacing timer's ticks, so the poller sleeps until the next. */
-static void drain_timer(struct pd_priv *priv)
-{
-	uint64_t ticks;
-
-	if (priv->timer_fd >= 0 &&
-	    read(priv->timer_fd, &ticks, sizeof(ticks)) < 0) {
-		/* EAGAIN: no tick pending. */
 	}
 }
 
@@ -316,7 +269,7 @@ static int pd_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
 
 	(void)q;		/* one queue */
 	if (!priv->pool || __atomic_load_n(&priv->done, __ATOMIC_RELAXED)) {
-		drain_timer(priv);
+		uxdp_pacer_ack(&priv->pace);
 		return 0;
 	}
 	if (__atomic_load_n(&priv->eof, __ATOMIC_RELAXED)) {
@@ -325,11 +278,9 @@ static int pd_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
 		replay_finish(priv);
 		return 0;
 	}
-	allowed = (uint64_t)budget;
-	if (priv->pps)
-		allowed = MIN(allowed, pace_allowed(priv, true));
+	allowed = MIN((uint64_t)budget, uxdp_pacer_due(&priv->pace, true));
 	if (!allowed) {
-		drain_timer(priv);
+		uxdp_pacer_ack(&priv->pace);
 		return 0;
 	}
 	/* The dev layer made this thread the pool's owner (rx_pool). Reads
@@ -380,10 +331,7 @@ static int pd_poll(struct uxdp_dev *dev, uint32_t q, struct uxdp_xdp_cpu *ctx,
 		cnt_add(&priv->st.too_long, lng);
 		cnt_add(&priv->st.too_short, shrt);
 		cnt_add(&priv->st.truncated, trunc);
-		if (priv->pps)
-			__atomic_store_n(&priv->pace_sent,
-					 priv->pace_sent + got,
-					 __ATOMIC_RELAXED);
+		uxdp_pacer_sent(&priv->pace, got);
 		if (got)
 			uxdp_rx_run_batch(ctx, bufs, got);
 		done += (int)got;
@@ -410,15 +358,15 @@ static bool pd_rx_pending(struct uxdp_dev *dev, uint32_t q)
 	(void)q;
 	if (!priv->pool || __atomic_load_n(&priv->done, __ATOMIC_RELAXED))
 		return false;
-	if (__atomic_load_n(&priv->eof, __ATOMIC_RELAXED) || !priv->pps)
+	if (__atomic_load_n(&priv->eof, __ATOMIC_RELAXED))
 		return true;
-	return pace_allowed(priv, false) > 0;
+	return uxdp_pacer_due(&priv->pace, false) > 0;
 }
 
 static int pd_rx_fd(struct uxdp_dev *dev, uint32_t q)
 {
 	(void)q;
-	return pd_priv(dev)->timer_fd;
+	return pd_priv(dev)->pace.fd;
 }
 
 static struct uxdp_pool *pd_rx_pool(struct uxdp_dev *dev, uint32_t q)
@@ -533,23 +481,14 @@ static int pd_xdp_xmit(struct uxdp_dev *dev, int n, struct uxdp_frame **frames,
 static int pd_open(struct uxdp_dev *dev)
 {
 	struct pd_priv *priv = pd_priv(dev);
-	struct itimerspec its;
-	uint64_t tick;
+	int err;
 
-	if (!priv->pps || priv->timer_fd < 0 ||
-	    __atomic_load_n(&priv->done, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&priv->done, __ATOMIC_RELAXED))
 		return 0;
-	__atomic_store_n(&priv->pace_t0, clock_ns(CLOCK_MONOTONIC),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&priv->pace_sent, 0, __ATOMIC_RELAXED);
-	tick = MAX(1000000000ULL / priv->pps, (uint64_t)PCAP_TICK_MIN_NS);
-	tick = MIN(tick, 1000000000ULL);
-	its.it_interval.tv_sec = (time_t)(tick / 1000000000ULL);
-	its.it_interval.tv_nsec = (long)(tick % 1000000000ULL);
-	its.it_value = its.it_interval;
-	if (timerfd_settime(priv->timer_fd, 0, &its, NULL))
-		return uxdp_set_error(errno, "pcap %s: timerfd_settime: %s",
-				      uxdp_dev_name(dev), strerror(errno));
+	err = uxdp_pacer_start(&priv->pace);
+	if (err)
+		return uxdp_set_error(-err, "pcap %s: %s", uxdp_dev_name(dev),
+				      uxdp_errmsg());
 	return 0;
 }
 
@@ -557,10 +496,8 @@ static int pd_open(struct uxdp_dev *dev)
 static void pd_stop(struct uxdp_dev *dev)
 {
 	struct pd_priv *priv = pd_priv(dev);
-	struct itimerspec off = { 0 };
 
-	if (priv->timer_fd >= 0)
-		timerfd_settime(priv->timer_fd, 0, &off, NULL);
+	uxdp_pacer_stop(&priv->pace);
 	pthread_mutex_lock(&priv->tx_lock);
 	capture_flush(dev, priv);
 	pthread_mutex_unlock(&priv->tx_lock);
@@ -590,8 +527,7 @@ static void pd_destroy(struct uxdp_dev *dev)
 	}
 	if (priv->dead)
 		pcap_close(priv->dead);
-	if (priv->timer_fd >= 0)
-		close(priv->timer_fd);
+	uxdp_pacer_fini(&priv->pace);
 	if (priv->done_fd >= 0)
 		close(priv->done_fd);
 	free(priv->in_path);
@@ -669,13 +605,9 @@ static int replay_setup(struct uxdp_dev *dev, const char *path,
 	err = replay_open_pass(dev, priv);
 	if (err)
 		return err;
-	if (priv->pps) {
-		priv->timer_fd = timerfd_create(CLOCK_MONOTONIC,
-						TFD_NONBLOCK | TFD_CLOEXEC);
-		if (priv->timer_fd < 0)
-			return uxdp_set_error(errno, "pcap %s: timerfd_create: "
-					      "%s", name, strerror(errno));
-	}
+	err = uxdp_pacer_init(&priv->pace, priv->pps, 1);
+	if (err)
+		return uxdp_set_error(-err, "pcap %s: %s", name, uxdp_errmsg());
 	err = replay_setup_pool(dev, frames);
 	if (err) {
 		char msg[200];
@@ -782,7 +714,6 @@ uxdp_pcap_create(const char *name, const struct uxdp_pcap_opts *opts)
 		return NULL;
 	priv = pd_priv(dev);
 	priv->in_fd = -1;
-	priv->timer_fd = -1;
 	pthread_mutex_init(&priv->tx_lock, NULL);
 	pthread_mutex_init(&priv->err_lock, NULL);
 	priv->loops = UXDP_OPTS_GET(opts, loops, 1);
