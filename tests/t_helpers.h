@@ -32,6 +32,20 @@ static inline uint64_t t_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * Until @cond holds, polling every millisecond, at most @ms: for a value
+ * another thread moves. The caller asserts @cond after, so a timeout
+ * fails there, with the value in the message.
+ */
+#define T_WAIT_FOR(cond, ms)						\
+	do {								\
+		uint64_t t_wait_end_ = t_now_ms() + (ms);		\
+		const struct timespec t_wait_ms_ = { 0, 1000000 };	\
+									\
+		while (!(cond) && t_now_ms() < t_wait_end_)		\
+			nanosleep(&t_wait_ms_, NULL);			\
+	} while (0)
+
 /* CTest's SKIP_RETURN_CODE: the whole program could not run here. */
 #define T_EXIT_SKIP 77
 

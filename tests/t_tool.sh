@@ -6,7 +6,7 @@
 #	tool_timeout	seconds a run may take before it is killed
 # Gives: $tmp (removed at exit), $bg_pid and $ns (a background process this
 # script started and a network namespace it made, both cleaned up at exit),
-# $failed, fail, run_tool, expect and sanitizer_check.
+# $failed, fail, run_tool, expect, sanitizer_check and signal_stop.
 tmp=$(mktemp -d)
 bg_pid=
 ns=
@@ -61,4 +61,42 @@ expect() {
 		sed 's/^/  stderr: /' "$tmp/err"
 	fi
 	sanitizer_check "$tmp/err" "$tool_name $*"
+}
+
+# signal_stop SIG ARGS...: the tool with ARGS (printing --json interval
+# lines) started in the background, by this non-interactive shell, so
+# SIGINT arrives ignored. Signalled with SIG at its first interval line
+# (by then its signals are taken and packets flow; a fixed sleep is not
+# enough on a loaded machine), at most 10 s in. It must stop within 10 s,
+# exit 0 and leave no sanitizer report; its stdout stays in $tmp/sig.out.
+signal_stop() {
+	sig=$1
+	shift
+	: >"$tmp/sig.out"
+	"$tool" "$@" >"$tmp/sig.out" 2>"$tmp/sig.err" &
+	bg_pid=$!
+	i=0
+	while ! grep -qs '"type":"interval"' "$tmp/sig.out" &&
+	      [ $i -lt 100 ] && kill -0 "$bg_pid" 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	# Gone already: the exit status below says how.
+	kill "-$sig" "$bg_pid" 2>/dev/null || true
+	# A process that ignored the signal is killed.
+	i=0
+	while kill -0 "$bg_pid" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$bg_pid" 2>/dev/null; then
+		fail "SIG$sig did not stop $tool_name"
+		kill -KILL "$bg_pid"
+	fi
+	rc=0
+	wait "$bg_pid" || rc=$?
+	bg_pid=
+	[ "$rc" -eq 0 ] ||
+		fail "SIG$sig: exit $rc, want 0: $(cat "$tmp/sig.err")"
+	sanitizer_check "$tmp/sig.err" "SIG$sig"
 }

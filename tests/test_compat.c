@@ -1146,10 +1146,12 @@ static void test_feed(void **state)
 	}
 	assert_int_equal(got, 50);
 	assert_int_equal(done, 50);
+	/* cf1's poller counts a transmit's packets, then its bytes, and
+	 * the stats are read in that order: wait for both. */
 	end = t_now_ms() + 5000;
 	do {
 		assert_int_equal(uxdp_dev_txq_stats(fgen, 0, &ts), 0);
-		if (ts.packets >= 50)
+		if (ts.packets >= 50 && ts.bytes >= 50 * 90)
 			break;
 		usleep(1000);
 	} while (t_now_ms() < end);

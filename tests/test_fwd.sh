@@ -255,12 +255,13 @@ json_ok "$tmp/out" "grow by=10" 't["forwarded"] == 100000' \
 	'P["s6"]["tx"]["bytes"] == 100000 * 74'
 
 # ---- the ends ---------------------------------------------------------------------
-# --duration: exits by itself, 0, with intervals and totals.
+# --duration: exits by itself, 0, with intervals and totals. Five intervals
+# are due; a stall skips the ticks it missed, so at least 3.
 start=$(date +%s%N)
 expect 0 "" --json -d 1 -i 0.2 null:g7,pps=100k null:s7,sink
 end=$(date +%s%N)
 json_ok "$tmp/out" "--duration 1" 't["stop"] == "duration"' \
-	'0.95 <= t["elapsed_s"] < 3' 'len(iv) >= 4' \
+	'0.95 <= t["elapsed_s"] < 3' 'len(iv) >= 3' \
 	'all(len(x["ports"]) == 2 for x in iv)' \
 	'all(x["ports"][0]["rx_batch"] >= 0 for x in iv)' \
 	'sum(x["ports"][0]["rx"]["packets"] for x in iv) <= t["received"]' \
@@ -280,25 +281,7 @@ grep -q "stopped by duration" "$tmp/out" || fail "--duration: stop reason"
 # shell, so SIGINT arrives ignored; it must still stop, cleanly, with 0.
 signal_test() {
 	sig=$1
-	"$fwd" --json null:g8,pps=200k null:s8,sink >"$tmp/sig.out" \
-		2>"$tmp/sig.err" &
-	bg_pid=$!
-	sleep 0.5
-	kill "-$sig" "$bg_pid"
-	# Up to 10 s to go; a process that ignored the signal is killed.
-	i=0
-	while kill -0 "$bg_pid" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	if kill -0 "$bg_pid" 2>/dev/null; then
-		fail "SIG$sig did not stop uxdp-fwd"
-		kill -KILL "$bg_pid"
-	fi
-	rc=0
-	wait "$bg_pid" || rc=$?
-	bg_pid=
-	[ "$rc" -eq 0 ] || fail "SIG$sig: exit $rc, want 0: $(cat "$tmp/sig.err")"
+	signal_stop "$sig" --json null:g8,pps=200k null:s8,sink
 	json_ok "$tmp/sig.out" "SIG$sig" "t['stop'] == 'SIG$sig'" \
 		't["received"] > 0' 'P["s8"]["tx"]["packets"] == t["forwarded"]'
 }

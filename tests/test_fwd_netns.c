@@ -357,7 +357,8 @@ static void t_fwd_wait(struct t_env *e)
 {
 	uint64_t t0 = t_now_ms();
 
-	while (!t_fwd_gone(e)) {
+	/* e->pid 0: t_fwd_started() saw it go, and kept what it left. */
+	while (e->pid && !t_fwd_gone(e)) {
 		if (t_now_ms() - t0 > T_EXIT_MS) {
 			kill(e->pid, SIGKILL);
 			waitpid(e->pid, NULL, 0);
@@ -382,6 +383,25 @@ static void t_fwd_ready(struct t_env *e)
 		if (t_fwd_gone(e))
 			fail_msg("uxdp-fwd went before it was up (status "
 				 "0x%x): %s", e->status, e->ebuf);
+		if (t_now_ms() - t0 > T_UP_MS)
+			fail_msg("uxdp-fwd not up after %d ms", T_UP_MS);
+		usleep(2000);
+	}
+}
+
+/*
+ * Until uxdp-fwd is up (its header is out) or gone already (a short run
+ * ends by itself; t_fwd_wait() then finds it reaped), at most T_UP_MS: a
+ * traffic deadline must not also pay for its start.
+ */
+static void t_fwd_started(struct t_env *e)
+{
+	uint64_t t0 = t_now_ms();
+
+	for (;;) {
+		t_slurp(e->out, e->obuf, sizeof(e->obuf));
+		if (strstr(e->obuf, "; Ctrl-C stops") || t_fwd_gone(e))
+			return;
 		if (t_now_ms() - t0 > T_UP_MS)
 			fail_msg("uxdp-fwd not up after %d ms", T_UP_MS);
 		usleep(2000);
@@ -1163,6 +1183,7 @@ static void test_pcap_replay(void **state)
 	t_pcap_write(in, &fl);
 	t_fwd_start(e, 0, T_ARGS("-d", T_LIMIT, "-c", count, port,
 				 "afxdp:d1"));
+	t_fwd_started(e);	/* R's socket keeps what comes meanwhile */
 	t_exchange(&fl, &g);
 	t_exactly(&fl, &g, "pcap -> d1 -> R");
 	t_fwd_wait(e);
@@ -1478,6 +1499,7 @@ static void test_pcap_truncated_record(void **state)
 	assert_int_equal(stat(in, &st), 0);
 	assert_int_equal(truncate(in, st.st_size - 100), 0);
 	t_fwd_start(e, 0, T_ARGS("-d", "1", port, "afxdp:d1"));
+	t_fwd_started(e);
 	fl.n = n - 1;
 	t_exchange(&fl, &g);
 	t_exactly(&fl, &g, "the records before the cut");

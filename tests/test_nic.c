@@ -1619,12 +1619,17 @@ static void test_down_up_destroy_under_traffic(void **state)
 		assert_int_equal(t_st(d, UXDP_ALL_QUEUES).tx_pending, 0);
 		assert_int_equal(uxdp_dev_up(d), 0);
 	}
+	/* Traffic flows both ways again (a deadline, not a sleep: a loaded
+	 * machine may not run the pollers for a while). */
+	T_WAIT_FOR(t_st(a, UXDP_ALL_QUEUES).tx_packets > 0 &&
+		   t_st(b, UXDP_ALL_QUEUES).rx_packets > 0, 10000);
 	s0 = t_st(a, UXDP_ALL_QUEUES);
 	assert_true(s0.tx_packets > 0);
 	assert_true(t_st(b, UXDP_ALL_QUEUES).rx_packets > 0);
-	/* b goes away while both run. */
+	/* b goes away while both run; a carries on. */
 	uxdp_dev_destroy(b);
-	t_sleep_ms(20);
+	T_WAIT_FOR(t_st(a, UXDP_ALL_QUEUES).rx_packets > s0.rx_packets,
+		   10000);
 	s1 = t_st(a, UXDP_ALL_QUEUES);
 	assert_true(s1.rx_packets > s0.rx_packets);
 	uxdp_dev_stop(a);
@@ -1683,7 +1688,7 @@ static void test_destroy_with_frames_queued(void **state)
 	assert_int_equal(uxdp_dev_start(n, NULL), 0);
 	__atomic_store_n(&t_stop_null, 0, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_create(&th, NULL, t_null_loop, g), 0);
-	t_sleep_ms(30);
+	T_WAIT_FOR(t_st(n, UXDP_ALL_QUEUES).tx_packets > 0, 10000);
 	assert_true(t_st(n, UXDP_ALL_QUEUES).tx_packets > 0);
 	uxdp_dev_destroy(n);
 	t_sleep_ms(5);

@@ -354,9 +354,10 @@ for want in "^q0 +zero-copy +10,000 rx" "xsk\.rx_ring_full +0$" \
 done
 
 # ---- the ends ---------------------------------------------------------------------
+# Five intervals are due; a stall skips the ticks it missed: at least 3.
 expect 0 "" --json -d 1 -i 0.2 null:g7,pps=100k
 json_ok "$tmp/out" "--duration 1" 't["stop"] == "duration"' \
-	'0.95 <= t["elapsed_s"] < 5' 'len(iv) >= 4' \
+	'0.95 <= t["elapsed_s"] < 5' 'len(iv) >= 3' \
 	'all(len(x["sockets"]) == 1 for x in iv)' \
 	'all(x["devices"][0]["name"] == "g7" for x in iv)' \
 	'sum(x["sockets"][0]["app"]["rx_packets"] for x in iv) <= t["rx_packets"]' \
@@ -373,25 +374,7 @@ grep -q "^received " "$tmp/out" || fail "--quiet: no totals"
 # shell, so SIGINT arrives ignored; it must still stop, cleanly, with 0.
 signal_test() {
 	sig=$1
-	"$xsk" --json --poll null:g8,pps=200k >"$tmp/sig.out" \
-		2>"$tmp/sig.err" &
-	bg_pid=$!
-	sleep 0.5
-	kill "-$sig" "$bg_pid"
-	i=0
-	while kill -0 "$bg_pid" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	if kill -0 "$bg_pid" 2>/dev/null; then
-		fail "SIG$sig did not stop uxdp-xsk"
-		kill -KILL "$bg_pid"
-	fi
-	rc=0
-	wait "$bg_pid" || rc=$?
-	bg_pid=
-	[ "$rc" -eq 0 ] || fail "SIG$sig: exit $rc, want 0: $(cat "$tmp/sig.err")"
-	sanitizer_check "$tmp/sig.err" "SIG$sig"
+	signal_stop "$sig" --json --poll null:g8,pps=200k
 	json_ok "$tmp/sig.out" "SIG$sig" "t['stop'] == 'SIG$sig'" \
 		't["rx_packets"] > 0'
 }
