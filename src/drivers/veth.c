@@ -367,13 +367,15 @@ static struct uxdp_dev *veth_port_open(const struct uxdp_port *port,
 	}
 	peer = uxdp_port_get(port, "peer");
 	if (!peer) {
-		if (strlen(me) + 2 > sizeof(peer_buf)) {
+		/* The result is checked, not the length beforehand: gcc
+		 * without optimisation cannot tell that fits. */
+		if (snprintf(peer_buf, sizeof(peer_buf), "%sp", me) >=
+		    (int)sizeof(peer_buf)) {
 			err = uxdp_set_error(EINVAL, "veth:%s: name too long to "
 					     "make its peer's; give peer=NAME",
 					     me);
 			goto fail;
 		}
-		snprintf(peer_buf, sizeof(peer_buf), "%sp", me);
 		peer = peer_buf;
 	}
 	o.queues = (uint32_t)queues;
