@@ -31,6 +31,7 @@
 #include <uxdp/driver.h>
 
 #include "params.h"
+#include "ports.h"
 #include "signals.h"
 #include "stats.h"
 
@@ -376,49 +377,11 @@ note(const struct fwd *f, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A port syntax, cut before a '[' where it would pass column 79. */
-static void put_syntax(FILE *f, const char *s, size_t len)
-{
-	size_t col = 2, i = 0;
-
-	fprintf(f, "  ");
-	while (i < len) {
-		size_t n = 1;
-
-		while (i + n < len && s[i + n] != '[')
-			n++;
-		if (col > 2 && col + n > 79) {
-			fprintf(f, "\n    ");
-			col = 4;
-		}
-		fwrite(s + i, 1, n, f);
-		col += n;
-		i += n;
-	}
-	fputc('\n', f);
-}
-
 static void more_help(FILE *f)
 {
-	char kinds[256], *k, *save = NULL;
 	unsigned int i;
 
-	fprintf(f, "ports (KIND:ARG[,key[=value]...]), the kinds built in:\n");
-	uxdp_port_kinds(kinds, sizeof(kinds));
-	for (k = strtok_r(kinds, ", ", &save); k;
-	     k = strtok_r(NULL, ", ", &save)) {
-		const char *u = uxdp_port_usage(k), *gap;
-
-		if (!u)
-			u = k;
-		/* "syntax  what it is": the syntax on lines of its own. */
-		gap = strstr(u, "  ");
-		put_syntax(f, u, gap ? (size_t)(gap - u) : strlen(u));
-		if (gap) {
-			fprintf(f, "%6s", "");
-			tparams_wrap(f, 6, 6, gap);
-		}
-	}
+	tports_help(f);
 	fprintf(f, "\nprograms (--prog):\n");
 	for (i = 0; i < NBUILTIN; i++) {
 		fprintf(f, "  %-13s", builtin_progs[i].name);
@@ -586,17 +549,11 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	struct uxdp_port parsed;
 	struct port_edit e = { { 0 } };
 	const char *rest;
-	char kinds[256];
 	bool afxdp, veth;
 	int n;
 
-	if (uxdp_port_parse(pt->spec, &parsed))
-		tparams_fail(&params, "%s", uxdp_errmsg());
-	if (!uxdp_port_usage(parsed.kind)) {
-		uxdp_port_kinds(kinds, sizeof(kinds));
-		tparams_fail(&params, "port '%s': unknown kind '%s' (built in: "
-			     "%s)", pt->spec, parsed.kind, kinds);
-	}
+	tports_check(&params, "", pt->spec);
+	uxdp_port_parse(pt->spec, &parsed);	/* checked: it parses */
 	snprintf(pt->kind, sizeof(pt->kind), "%s", parsed.kind);
 	afxdp = !strcmp(parsed.kind, "afxdp");
 	veth = !strcmp(parsed.kind, "veth");
@@ -903,34 +860,7 @@ static int open_ports(struct fwd *f)
 			if (pt->veth_peer == f->ports[j].dev)
 				pt->veth_peer = NULL;
 	}
-	if (tdev_names_read(f->ports[0].dev, &f->names)) {
-		warn_msg("the library's counters are not the ones in its "
-			 "headers (%s): a mismatched libuxdp?",
-			 *uxdp_errmsg() ? uxdp_errmsg() : "stats walk");
-		return -1;
-	}
-	return 0;
-}
-
-static int attach(struct port *pt, uint32_t q, const char *name,
-		  uxdp_prog_fn fn, void *priv)
-{
-	struct uxdp_prog *prog = uxdp_prog_create(name, fn, priv);
-	int err;
-
-	if (!prog) {
-		warn_msg("program %s: %s", name, uxdp_errmsg());
-		return -1;
-	}
-	err = uxdp_dev_attach_prog(pt->dev, q, prog);
-	/* The device holds its own reference. */
-	uxdp_prog_put(prog);
-	if (err) {
-		warn_msg("%s: attaching %s: %s", uxdp_dev_name(pt->dev), name,
-			 *uxdp_errmsg() ? uxdp_errmsg() : strerror(-err));
-		return -1;
-	}
-	return 0;
+	return tports_names_read(PROG_NAME, f->ports[0].dev, &f->names);
 }
 
 static int setup_progs(struct fwd *f)
@@ -979,17 +909,21 @@ static int setup_progs(struct fwd *f)
 			memset(pt->counts, 0, pt->nrxq * sizeof(*pt->counts));
 			/* Per queue: each counter has one writer. */
 			for (q = 0; q < pt->nrxq; q++)
-				if (attach(pt, q, "count", prog_count,
-					   &pt->counts[q]))
+				if (tports_attach(PROG_NAME, pt->dev, q,
+						  "count", prog_count,
+						  &pt->counts[q]))
 					return -1;
 		} else if (f->prog_id == PROG_FILE) {
-			if (attach(pt, UXDP_ALL_QUEUES, f->prog_name,
-				   prog_file, &pt->priv))
+			if (tports_attach(PROG_NAME, pt->dev,
+					  UXDP_ALL_QUEUES, f->prog_name,
+					  prog_file, &pt->priv))
 				return -1;
 		} else {
-			if (attach(pt, UXDP_ALL_QUEUES,
-				   builtin_progs[f->prog_id].name,
-				   builtin_progs[f->prog_id].fn, &pt->priv))
+			if (tports_attach(PROG_NAME, pt->dev,
+					  UXDP_ALL_QUEUES,
+					  builtin_progs[f->prog_id].name,
+					  builtin_progs[f->prog_id].fn,
+					  &pt->priv))
 				return -1;
 		}
 	}

@@ -38,6 +38,7 @@
 #include <uxdp/driver.h>
 
 #include "params.h"
+#include "ports.h"
 #include "signals.h"
 #include "stats.h"
 #include "xsk_app.h"
@@ -336,53 +337,9 @@ note(const struct xsk_tool *t, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The library's reason, or errno's when it gave none. */
-static const char *why(int err)
-{
-	return *uxdp_errmsg() ? uxdp_errmsg() : strerror(err < 0 ? -err : err);
-}
-
-/* A port syntax, cut before a '[' where it would pass column 79. */
-static void put_syntax(FILE *f, const char *s, size_t len)
-{
-	size_t col = 2, i = 0;
-
-	fprintf(f, "  ");
-	while (i < len) {
-		size_t n = 1;
-
-		while (i + n < len && s[i + n] != '[')
-			n++;
-		if (col > 2 && col + n > 79) {
-			fprintf(f, "\n    ");
-			col = 4;
-		}
-		fwrite(s + i, 1, n, f);
-		col += n;
-		i += n;
-	}
-	fputc('\n', f);
-}
-
 static void more_help(FILE *f)
 {
-	char kinds[256], *k, *save = NULL;
-
-	fprintf(f, "ports (KIND:ARG[,key[=value]...]), the kinds built in:\n");
-	uxdp_port_kinds(kinds, sizeof(kinds));
-	for (k = strtok_r(kinds, ", ", &save); k;
-	     k = strtok_r(NULL, ", ", &save)) {
-		const char *u = uxdp_port_usage(k), *gap;
-
-		if (!u)
-			u = k;
-		gap = strstr(u, "  ");
-		put_syntax(f, u, gap ? (size_t)(gap - u) : strlen(u));
-		if (gap) {
-			fprintf(f, "%6s", "");
-			tparams_wrap(f, 6, 6, gap);
-		}
-	}
+	tports_help(f);
 	fprintf(f, "\noutput:\n  ");
 	tparams_wrap(f, 2, 2, "Per interval and socket: rx/s packets the "
 		     "application took from the RX ring, tx/s packets whose "
@@ -451,21 +408,6 @@ static void parse_queues(struct xsk_tool *t)
 				tparams_fail(&params, "--queue '%s': queue %u "
 					     "twice (one socket per queue)", s,
 					     t->queues[i]);
-}
-
-/* A port string that parses and names a kind built in; else exit 2. */
-static void check_port(const char *what, const char *spec)
-{
-	struct uxdp_port parsed;
-	char kinds[256];
-
-	if (uxdp_port_parse(spec, &parsed))
-		tparams_fail(&params, "%s%s", what, uxdp_errmsg());
-	if (!uxdp_port_usage(parsed.kind)) {
-		uxdp_port_kinds(kinds, sizeof(kinds));
-		tparams_fail(&params, "%sport '%s': unknown kind '%s' (built "
-			     "in: %s)", what, spec, parsed.kind, kinds);
-	}
 }
 
 /* An option that only one mode takes. */
@@ -548,13 +490,13 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 		tparams_fail(&params, "one PORT only ('%s' is one too many)",
 			     argv[first + 1]);
 	t->port.spec = argv[first];
-	check_port("", t->port.spec);
+	tports_check(&params, "", t->port.spec);
 	if (o->peer) {
 		t->peer.spec = o->peer;
-		check_port("--peer: ", o->peer);
+		tports_check(&params, "--peer: ", o->peer);
 	}
 	if (o->feed)
-		check_port("--feed: ", o->feed);
+		tports_check(&params, "--feed: ", o->feed);
 }
 
 /* ---- signals ------------------------------------------------------------- */
@@ -573,7 +515,7 @@ static int open_port(struct port *pt, const char *spec, const char *name,
 	pt->spec = spec;
 	pt->dev = uxdp_dev_open(spec, name);
 	if (!pt->dev) {
-		warn_msg("%sport '%s': %s", what, spec, why(errno));
+		warn_msg("%sport '%s': %s", what, spec, tports_why(errno));
 		return -1;
 	}
 	return 0;
@@ -645,34 +587,7 @@ static int open_ports(struct xsk_tool *t)
 			     uxdp_dev_kind(t->feeds[i].dev));
 		}
 	}
-	if (tdev_names_read(t->port.dev, &t->names)) {
-		warn_msg("the library's counters are not the ones in its "
-			 "headers (%s): a mismatched libuxdp?",
-			 *uxdp_errmsg() ? uxdp_errmsg() : "stats walk");
-		return -1;
-	}
-	return 0;
-}
-
-static int attach(struct uxdp_dev *dev, uint32_t q, const char *name,
-		  uxdp_prog_fn fn, void *priv)
-{
-	struct uxdp_prog *prog = uxdp_prog_create(name, fn, priv);
-	int err;
-
-	if (!prog) {
-		warn_msg("program %s: %s", name, why(errno));
-		return -1;
-	}
-	err = uxdp_dev_attach_prog(dev, q, prog);
-	/* The device holds its own reference. */
-	uxdp_prog_put(prog);
-	if (err) {
-		warn_msg("%s: attaching %s: %s", uxdp_dev_name(dev), name,
-			 why(err));
-		return -1;
-	}
-	return 0;
+	return tports_names_read(PROG_NAME, t->port.dev, &t->names);
 }
 
 static int setup_sockets(struct xsk_tool *t)
@@ -697,7 +612,7 @@ static int setup_sockets(struct xsk_tool *t)
 	/* One slot per RX queue: the key is the packet's queue. */
 	t->xskmap = uxdp_map_create(uxdp_dev_num_rxq(t->port.dev));
 	if (!t->xskmap) {
-		warn_msg("XSKMAP: %s", why(errno));
+		warn_msg("XSKMAP: %s", tports_why(errno));
 		return -1;
 	}
 	for (i = 0; i < t->nsocks; i++) {
@@ -707,7 +622,7 @@ static int setup_sockets(struct xsk_tool *t)
 		if (err) {
 			warn_msg("socket on %s queue %u: %s",
 				 uxdp_dev_name(t->port.dev), s->queue,
-				 why(err));
+				 tports_why(err));
 			return -1;
 		}
 		s->app_ok = true;
@@ -715,7 +630,7 @@ static int setup_sockets(struct xsk_tool *t)
 		if (t->mode != XSK_APP_TXONLY &&
 		    uxdp_map_update(t->xskmap, s->queue,
 				    uxdp_xsk_target(s->app.xsk))) {
-			warn_msg("XSKMAP: %s", why(EINVAL));
+			warn_msg("XSKMAP: %s", tports_why(EINVAL));
 			return -1;
 		}
 		note(t, "socket on %s queue %u: %s, %u frames of %u bytes%s",
@@ -724,10 +639,10 @@ static int setup_sockets(struct xsk_tool *t)
 		     t->o.frame_size, t->o.unaligned ? ", unaligned" : "");
 	}
 	if (t->mode == XSK_APP_TXONLY)
-		return attach(t->port.dev, UXDP_ALL_QUEUES, "drop",
-			      xsk_app_prog_drop, NULL);
-	return attach(t->port.dev, UXDP_ALL_QUEUES, "xsk", xsk_app_prog_xsk,
-		      t->xskmap);
+		return tports_attach(PROG_NAME, t->port.dev, UXDP_ALL_QUEUES,
+				     "drop", xsk_app_prog_drop, NULL);
+	return tports_attach(PROG_NAME, t->port.dev, UXDP_ALL_QUEUES, "xsk",
+			     xsk_app_prog_xsk, t->xskmap);
 }
 
 static int setup_peer(struct xsk_tool *t)
@@ -748,20 +663,21 @@ static int setup_peer(struct xsk_tool *t)
 	memset(t->peer_counts, 0, t->peer_nrxq * sizeof(*t->peer_counts));
 	/* Per queue: each counter has one writer. */
 	for (q = 0; q < t->peer_nrxq; q++)
-		if (attach(t->peer.dev, q, "peer", prog_peer,
-			   &t->peer_counts[q]))
+		if (tports_attach(PROG_NAME, t->peer.dev, q, "peer",
+				  prog_peer, &t->peer_counts[q]))
 			return -1;
 	if (!t->nfeeds)
 		return 0;
 	t->feedmap = uxdp_map_create(1);
 	if (!t->feedmap ||
 	    uxdp_map_update(t->feedmap, 0, uxdp_dev_target(t->peer.dev))) {
-		warn_msg("feed map: %s", why(errno));
+		warn_msg("feed map: %s", tports_why(errno));
 		return -1;
 	}
 	for (i = 0; i < t->nfeeds; i++)
-		if (attach(t->feeds[i].dev, UXDP_ALL_QUEUES, "feed", prog_feed,
-			   t->feedmap))
+		if (tports_attach(PROG_NAME, t->feeds[i].dev,
+				  UXDP_ALL_QUEUES, "feed", prog_feed,
+				  t->feedmap))
 			return -1;
 	return 0;
 }
@@ -771,7 +687,7 @@ static int dev_up(struct uxdp_dev *dev)
 	int err = dev ? uxdp_dev_up(dev) : 0;
 
 	if (err)
-		warn_msg("%s: up: %s", uxdp_dev_name(dev), why(err));
+		warn_msg("%s: up: %s", uxdp_dev_name(dev), tports_why(err));
 	return err ? -1 : 0;
 }
 
@@ -790,14 +706,14 @@ static struct uxdp_poll_group *group_start(const struct xsk_tool *t,
 	}
 	g = uxdp_poll_group_create(&go);
 	if (!g) {
-		warn_msg("poll group: %s", why(errno));
+		warn_msg("poll group: %s", tports_why(errno));
 		return NULL;
 	}
 	err = uxdp_poll_group_add(g, dev, q);
 	if (!err)
 		err = uxdp_poll_group_start(g);
 	if (err) {
-		warn_msg("polling %s: %s", uxdp_dev_name(dev), why(err));
+		warn_msg("polling %s: %s", uxdp_dev_name(dev), tports_why(err));
 		uxdp_poll_group_destroy(g);
 		return NULL;
 	}
@@ -1554,7 +1470,7 @@ static void dev_totals(struct port *pt)
 	n = uxdp_dev_audit(pt->dev, &pt->audit);
 	pt->audit_err = n < 0;
 	if (n < 0)
-		warn_msg("%s: audit: %s", uxdp_dev_name(pt->dev), why(n));
+		warn_msg("%s: audit: %s", uxdp_dev_name(pt->dev), tports_why(n));
 	else if (pt->audit.misplaced)
 		warn_msg("WARNING: %s: %u of %u buffers misplaced (in no "
 			 "place or in two): a libuxdp bug, please report it",
@@ -1607,7 +1523,7 @@ static void teardown(struct xsk_tool *t)
 		err = xsk_app_fini(&t->socks[i].app);
 		if (err)
 			warn_msg("socket on queue %u: %s", t->socks[i].queue,
-				 why(err));
+				 tports_why(err));
 	}
 	for (i = 0; i < t->nfeeds; i++)
 		uxdp_dev_destroy(t->feeds[i].dev);

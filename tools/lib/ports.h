@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What every tool does with port strings and programs: list the kinds in
+ * --help, refuse a bad port at parse time (exit 2), attach a program with
+ * a message that says why it failed.
+ */
+#ifndef UXDP_TOOLS_PORTS_H
+#define UXDP_TOOLS_PORTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <uxdp/driver.h>	/* uxdp_port_parse() */
+#include <uxdp/uxdp.h>
+
+#include "params.h"
+#include "stats.h"
+
+/* The "ports" part of --help: each kind built in, its syntax (cut before a
+ * '[' at column 79) and what it is. */
+void tports_help(FILE *f);
+
+/* @spec parses and names a kind built in; else tparams_fail() (exit 2),
+ * the message starting with @what ("" or "--peer: "). */
+void tports_check(const struct tparams *p, const char *what,
+		  const char *spec);
+
+/* The library's reason for the last failure, or errno's when it gave
+ * none (@err: an errno, either sign). */
+const char *tports_why(int err);
+
+/*
+ * Create program @name from @fn/@priv and attach it to queue @q of @dev
+ * (UXDP_ALL_QUEUES: every queue); the device keeps its own reference.
+ * Returns 0, or -1 after a "PROG: ..." message on stderr.
+ */
+int tports_attach(const char *prog, struct uxdp_dev *dev, uint32_t q,
+		  const char *name, uxdp_prog_fn fn, void *priv);
+
+/* tdev_names_read(), with a message when the library's counters are not
+ * the ones its headers name (a mismatched libuxdp). 0 or -1. */
+int tports_names_read(const char *prog, struct uxdp_dev *dev,
+		      struct tdev_names *names);
+
+#endif /* UXDP_TOOLS_PORTS_H */
