@@ -1051,6 +1051,52 @@ static void test_pacer(void **state)
 	assert_int_equal(p.fd, -1);
 }
 
+/* A queue's own pool in one call: every chunk on the fill ring, the
+ * queue's mem POOL, buffers that report the queue, a pool nobody owns
+ * until a poller takes it; bad arguments refused with a reason. */
+static void test_rxq_pool(void **state)
+{
+	struct t_tdev *t = t_tdev_create("rxqpool");
+	struct uxdp_pool_stats st;
+	struct uxdp_pool *pool;
+	struct uxdp_buff *b[64];
+	uint32_t n;
+
+	(void)state;
+	errno = 0;
+	assert_null(uxdp_rxq_pool_create(NULL, 0, 64, 2048));
+	assert_int_equal(errno, EINVAL);
+	assert_null(uxdp_rxq_pool_create(t->dev, 1, 64, 2048));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "no such queue"));
+	assert_null(uxdp_rxq_pool_create(t->dev, 0, 0, 2048));
+	assert_int_equal(errno, EINVAL);
+	/* A bad chunk size is the UMEM's to refuse, and nothing leaks. */
+	assert_null(uxdp_rxq_pool_create(t->dev, 0, 64, 1000));
+	assert_int_equal(errno, EINVAL);
+
+	uxdp_dev_rxq_info(t->dev, 0)->mem.type = UXDP_MEM_FRAME;
+	pool = uxdp_rxq_pool_create(t->dev, 0, 64, 2048);
+	assert_non_null(pool);
+	assert_int_equal(uxdp_dev_rxq_info(t->dev, 0)->mem.type,
+			 UXDP_MEM_POOL);
+	assert_false(uxdp_pool_is_owner(pool));
+	assert_int_equal(uxdp_umem_chunk_size(uxdp_pool_umem(pool)), 2048);
+	/* The poller's side: take it, and every chunk is there. */
+	uxdp_pool_set_owner(pool);
+	n = uxdp_pool_alloc_batch(pool, b, 64);
+	assert_int_equal(n, 64);
+	assert_int_equal(uxdp_pool_alloc_batch(pool, b, 1), 0);
+	assert_ptr_equal(b[0]->rxq, uxdp_dev_rxq_info(t->dev, 0));
+	assert_ptr_equal(b[63]->rxq, uxdp_dev_rxq_info(t->dev, 0));
+	uxdp_pool_free_batch(pool, b, n);
+	assert_int_equal(uxdp_pool_stats(pool, &st), 0);
+	assert_int_equal(st.alloc, 64);
+	assert_int_equal(st.bad_free, 0);
+	uxdp_pool_retire(pool, UXDP_POOL_RETIRE_UMEM);
+	t_tdev_destroy(t);
+}
+
 /* rx_count stops the generator at that count exactly, and NULL options
  * generate 64-byte packets without a limit. */
 static void test_null_count_and_defaults(void **state)
@@ -1219,6 +1265,7 @@ int main(void)
 		cmocka_unit_test(test_null_rewrite),
 		cmocka_unit_test(test_null_rate),
 		cmocka_unit_test(test_pacer),
+		cmocka_unit_test(test_rxq_pool),
 		cmocka_unit_test(test_null_count_and_defaults),
 		cmocka_unit_test(test_audit_finds_misplaced),
 	};

@@ -17,8 +17,9 @@
  *     call it; it is inside a read-side section, so the device and the
  *     devices it reaches (a veth peer) stay alive for the call.
  *   - Buffers received into a pool carry their queue in buff->rxq
- *     (uxdp_pool_set_rxq() with uxdp_dev_rxq_info()); frames remember their
- *     owner and go home through uxdp_frame_return_bulk() from any thread.
+ *     (uxdp_rxq_pool_create(), or uxdp_rxq_use_pool() for a pool the
+ *     driver made); frames remember their owner and go home through
+ *     uxdp_frame_return_bulk() from any thread.
  */
 #ifndef UXDP_DRIVER_H
 #define UXDP_DRIVER_H
@@ -126,6 +127,28 @@ void *uxdp_dev_priv(const struct uxdp_dev *dev);
  * heads, UXDP_MEM_FRAME for frames received from elsewhere).
  */
 struct uxdp_rxq_info *uxdp_dev_rxq_info(struct uxdp_dev *dev, uint32_t q);
+
+/*
+ * RX queue @q receives into @pool's heads (the kernel's
+ * xdp_rxq_info_reg_mem_model() with MEM_TYPE_PAGE_POOL): the queue's mem is
+ * UXDP_MEM_POOL, every buffer of @pool reports the queue, and the pool is
+ * left disowned until the dev layer hands it to the thread that polls @q
+ * (return it from the rx_pool op); returns until then are remote.
+ */
+void uxdp_rxq_use_pool(struct uxdp_dev *dev, uint32_t q,
+		       struct uxdp_pool *pool);
+
+/*
+ * A pool of the device's own for RX queue @q (the kernel's
+ * page_pool_create() for a queue): a UMEM of @frames chunks of
+ * @chunk_size bytes, every chunk on the pool's fill ring, used by the
+ * queue as uxdp_rxq_use_pool() says. Returns the pool (its UMEM:
+ * uxdp_pool_umem()), or NULL with errno set and uxdp_errmsg() saying why.
+ * It goes with uxdp_pool_retire(pool, UXDP_POOL_RETIRE_UMEM) when the
+ * last of its buffers is home.
+ */
+struct uxdp_pool *uxdp_rxq_pool_create(struct uxdp_dev *dev, uint32_t q,
+				       uint32_t frames, uint32_t chunk_size);
 
 /* The MTU the device enforces on transmit (uxdp_dev_mtu), if any: set it
  * at create and when it changes. */

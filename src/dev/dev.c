@@ -8,12 +8,14 @@
 #define _GNU_SOURCE
 #include "../internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <uxdp/dev.h>
 #include <uxdp/pool.h>
+#include <uxdp/umem.h>
 
 #include "../xdp/xdp_internal.h"
 #include "dev_internal.h"
@@ -160,6 +162,58 @@ UXDP_EXPORT struct uxdp_rxq_info *uxdp_dev_rxq_info(struct uxdp_dev *dev,
 						   uint32_t q)
 {
 	return q < dev->nrxq ? &dev->rxq[q].xdp.info : NULL;
+}
+
+UXDP_EXPORT void uxdp_rxq_use_pool(struct uxdp_dev *dev, uint32_t q,
+				   struct uxdp_pool *pool)
+{
+	struct uxdp_rxq_info *info = &dev->rxq[q].xdp.info;
+
+	/* Nobody owns the pool until a thread polls the queue: the dev
+	 * layer hands it over (rx_pool) when one starts. */
+	uxdp_pool_disown(pool);
+	/* Received buffers are the pool's heads; owner NULL: "self". */
+	info->mem.type = UXDP_MEM_POOL;
+	info->mem.owner = NULL;
+	uxdp_pool_set_rxq(pool, info);
+}
+
+UXDP_EXPORT struct uxdp_pool *uxdp_rxq_pool_create(struct uxdp_dev *dev,
+						   uint32_t q, uint32_t frames,
+						   uint32_t chunk_size)
+{
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = chunk_size);
+	struct uxdp_umem *umem;
+	struct uxdp_pool *pool;
+	int err;
+
+	if (!dev || q >= dev->nrxq || !frames) {
+		errno = -uxdp_set_error(EINVAL, "rx pool: %s",
+					!dev ? "no device" :
+					q >= dev->nrxq ? "no such queue" :
+					"no frames");
+		return NULL;
+	}
+	/* The fill ring holds every chunk (the UMEM's default size). */
+	umem = uxdp_umem_create(NULL, (uint64_t)frames * chunk_size, &uo);
+	if (!umem)
+		return NULL;
+	pool = uxdp_pool_create(umem, NULL);
+	if (!pool) {
+		err = errno;
+		uxdp_umem_destroy(umem);
+		errno = err;
+		return NULL;
+	}
+	err = uxdp_umem_fill_all(umem);
+	if (err < 0) {
+		uxdp_pool_destroy(pool);
+		uxdp_umem_destroy(umem);
+		errno = -err;
+		return NULL;
+	}
+	uxdp_rxq_use_pool(dev, q, pool);
+	return pool;
 }
 
 UXDP_EXPORT bool uxdp_dev_rxq_has_prog(struct uxdp_dev *dev, uint32_t q)

@@ -1057,7 +1057,6 @@ static uint32_t pow2_at_least(uint32_t n)
 static int afx_q_create(struct uxdp_dev *dev, uint32_t i)
 {
 	struct afx_priv *priv = afx_priv(dev);
-	struct uxdp_rxq_info *info = uxdp_dev_rxq_info(dev, i);
 	struct afx_umem *um = priv->group;
 	struct afx_q *q;
 	int err;
@@ -1126,12 +1125,7 @@ static int afx_q_create(struct uxdp_dev *dev, uint32_t i)
 		if (err < 0)
 			return err;
 	}
-	/* Nobody owns the pool until a thread polls the queue (the dev
-	 * layer hands it to the poller); returns are remote until then. */
-	uxdp_pool_disown(q->pool);
-	info->mem.type = UXDP_MEM_POOL;
-	info->mem.owner = NULL;
-	uxdp_pool_set_rxq(q->pool, info);
+	uxdp_rxq_use_pool(dev, i, q->pool);
 
 	q->held = calloc(um->nchunks, sizeof(*q->held));
 	q->sw = calloc(q->tx_size, sizeof(*q->sw));

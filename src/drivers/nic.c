@@ -1203,9 +1203,7 @@ static int q_setup(struct uxdp_dev *dev, uint32_t i, const struct nic_cfg *c)
 			c->len;
 	uint32_t chunk = want > NIC_ROOM(NIC_CHUNK) ? 2 * NIC_CHUNK :
 			 NIC_CHUNK;
-	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = chunk);
 	struct nic_q *q;
-	int err;
 
 	if (posix_memalign((void **)&q, UXDP_CACHE_LINE, sizeof(*q)))
 		return uxdp_set_error(ENOMEM, "out of memory");
@@ -1228,24 +1226,13 @@ static int q_setup(struct uxdp_dev *dev, uint32_t i, const struct nic_cfg *c)
 	if (!q->rx_hw || !q->rx_sw || !q->tx_ring)
 		return uxdp_set_error(ENOMEM, "out of memory");
 
-	/* Our own memory: a UMEM and a pool per queue, every chunk on the
-	 * fill ring (the UMEM's default ring holds them all). */
-	q->umem = uxdp_umem_create(NULL, (uint64_t)c->frames * chunk, &uo);
-	if (!q->umem)
-		return -errno;
-	q->pool = uxdp_pool_create(q->umem, NULL);
+	/* Our own memory: a UMEM and a pool per queue. */
+	q->pool = uxdp_rxq_pool_create(dev, i, c->frames, chunk);
 	if (!q->pool)
 		return -errno;
-	/* Nobody owns it until a thread polls the queue. */
-	uxdp_pool_disown(q->pool);
+	q->umem = uxdp_pool_umem(q->pool);
 	q->rx_pool = q->pool;
 	q->info = uxdp_dev_rxq_info(dev, i);
-	q->info->mem.type = UXDP_MEM_POOL;
-	q->info->mem.owner = NULL;
-	uxdp_pool_set_rxq(q->pool, q->info);
-	err = uxdp_umem_fill_all(q->umem);
-	if (err < 0)
-		return err;
 	return 0;
 }
 

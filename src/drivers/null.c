@@ -343,34 +343,20 @@ static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames)
 	struct null_priv *priv = null_priv(dev);
 	uint32_t chunk = priv->rx_len > NULL_CHUNK_ROOM ? 2 * NULL_CHUNK :
 			 NULL_CHUNK;
-	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = chunk);
-	struct uxdp_rxq_info *info = uxdp_dev_rxq_info(dev, 0);
 	uint32_t i;
 	char *area;
-	int err;
 
-	/* The fill ring holds every chunk (the UMEM's default). */
-	priv->umem = uxdp_umem_create(NULL, (uint64_t)frames * chunk, &uo);
-	if (!priv->umem)
-		return -errno;
-	priv->pool = uxdp_pool_create(priv->umem, NULL);
+	priv->pool = uxdp_rxq_pool_create(dev, 0, frames, chunk);
 	if (!priv->pool)
 		return -errno;
-	/* Nobody owns the pool until a thread polls the queue (the dev
-	 * layer hands it to the poller); until then returns are remote. */
-	uxdp_pool_disown(priv->pool);
-	/* Receive buffers are the pool's heads: mem POOL, owner "self". */
-	info->mem.type = UXDP_MEM_POOL;
-	info->mem.owner = NULL;
-	uxdp_pool_set_rxq(priv->pool, info);
-
-	/* The packet, once per buffer; REWRITE copies it again per use. */
+	priv->umem = uxdp_pool_umem(priv->pool);
+	/* The packet, once per buffer; REWRITE copies it again per use.
+	 * Nothing is allocated before the first poll. */
 	area = uxdp_umem_area(priv->umem);
 	for (i = 0; i < frames; i++)
 		memcpy(area + (uint64_t)i * chunk + UXDP_PACKET_HEADROOM,
 		       priv->tmpl, priv->rx_len);
-	err = uxdp_umem_fill_all(priv->umem);
-	return err < 0 ? err : 0;
+	return 0;
 }
 
 UXDP_API __attribute__((cold)) struct uxdp_dev *

@@ -553,25 +553,12 @@ static const struct uxdp_dev_ops pd_ops = {
 static int replay_setup_pool(struct uxdp_dev *dev, uint32_t frames)
 {
 	struct pd_priv *priv = pd_priv(dev);
-	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = PCAP_CHUNK);
-	struct uxdp_rxq_info *info = uxdp_dev_rxq_info(dev, 0);
-	int err;
 
-	priv->umem = uxdp_umem_create(NULL, (uint64_t)frames * PCAP_CHUNK, &uo);
-	if (!priv->umem)
-		return -errno;
-	priv->pool = uxdp_pool_create(priv->umem, NULL);
+	priv->pool = uxdp_rxq_pool_create(dev, 0, frames, PCAP_CHUNK);
 	if (!priv->pool)
 		return -errno;
-	/* Nobody owns the pool until a thread polls the queue (the dev
-	 * layer hands it to the poller); until then returns are remote. */
-	uxdp_pool_disown(priv->pool);
-	/* Receive buffers are the pool's heads: mem POOL, owner "self". */
-	info->mem.type = UXDP_MEM_POOL;
-	info->mem.owner = NULL;
-	uxdp_pool_set_rxq(priv->pool, info);
-	err = uxdp_umem_fill_all(priv->umem);
-	return err < 0 ? err : 0;
+	priv->umem = uxdp_pool_umem(priv->pool);
+	return 0;
 }
 
 static int replay_setup(struct uxdp_dev *dev, const char *path,
