@@ -236,7 +236,7 @@ struct afx_q {
 	struct xdp_statistics kbase;	/* closed sockets' statistics */
 
 	/* ---- The poller's (rx_lock). */
-	pthread_spinlock_t rx_lock __attribute__((aligned(UXDP_CACHE_LINE)));
+	struct uxdp_spinlock rx_lock __attribute__((aligned(UXDP_CACHE_LINE)));
 	bool rx_ok;			/* socket open, device up */
 	bool busy_poll, wakeup;
 	struct uxdp_ring rx, fill;
@@ -255,7 +255,7 @@ struct afx_q {
 	uint32_t polled;		/* a poll ran: the pool has an owner */
 
 	/* ---- Transmit (tx_lock). */
-	pthread_spinlock_t tx_lock __attribute__((aligned(UXDP_CACHE_LINE)));
+	struct uxdp_spinlock tx_lock __attribute__((aligned(UXDP_CACHE_LINE)));
 	bool tx_ok;
 	struct uxdp_ring tx, comp;
 	struct afx_txent *sw;
@@ -265,7 +265,6 @@ struct afx_q {
 	/* Mirrors for lock-free readers (rx_pending, the poller). */
 	uint32_t inflight;		/* sw_head - sw_tail */
 	uint32_t stash_cnt;		/* nstash */
-	bool locks_ok;
 
 	struct afx_qstats st;
 };
@@ -1002,10 +1001,6 @@ static void afx_q_free(struct afx_q *q)
 {
 	if (!q)
 		return;
-	if (q->locks_ok) {
-		pthread_spin_destroy(&q->rx_lock);
-		pthread_spin_destroy(&q->tx_lock);
-	}
 	if (q->epfd >= 0)
 		close(q->epfd);
 	free(q->held);
@@ -1081,13 +1076,8 @@ static int afx_q_create(struct uxdp_dev *dev, uint32_t i)
 		q->bind_flags |= XDP_COPY;
 	if (priv->flags & UXDP_AFXDP_F_ZEROCOPY)
 		q->bind_flags |= XDP_ZEROCOPY;
-	if (pthread_spin_init(&q->rx_lock, PTHREAD_PROCESS_PRIVATE))
-		return uxdp_set_error(ENOMEM, "afxdp: spinlock");
-	if (pthread_spin_init(&q->tx_lock, PTHREAD_PROCESS_PRIVATE)) {
-		pthread_spin_destroy(&q->rx_lock);
-		return uxdp_set_error(ENOMEM, "afxdp: spinlock");
-	}
-	q->locks_ok = true;
+	uxdp_spin_init(&q->rx_lock);
+	uxdp_spin_init(&q->tx_lock);
 	/* The poll group waits on this: stable for the device's life,
 	 * while sockets come and go with up and down. */
 	q->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -1608,7 +1598,7 @@ static uint32_t afx_tx_reap(struct afx_q *q)
 	do {
 		uint64_t mismatch = 0;
 
-		pthread_spin_lock(&q->tx_lock);
+		uxdp_spin_lock(&q->tx_lock);
 		n = q->sw_head - q->sw_tail;
 		n = n ? uxdp_ring_cons_peek(&q->comp,
 					    MIN(n, (uint32_t)AFX_COMP_BATCH),
@@ -1635,7 +1625,7 @@ static uint32_t afx_tx_reap(struct afx_q *q)
 			__atomic_store_n(&q->stash_cnt, q->nstash,
 					 __ATOMIC_RELAXED);
 		}
-		pthread_spin_unlock(&q->tx_lock);
+		uxdp_spin_unlock(&q->tx_lock);
 		if (nf) {
 			uxdp_frame_return_bulk(frames, nf);
 			nf = 0;
@@ -1710,12 +1700,12 @@ static void afx_stash_topup(struct afx_q *q)
 	n = uxdp_pool_alloc_batch(q->pool, bufs, want);
 	if (!n)
 		return;
-	pthread_spin_lock(&q->tx_lock);
+	uxdp_spin_lock(&q->tx_lock);
 	k = MIN(n, q->tx_size - q->nstash - (q->sw_head - q->sw_tail));
 	memcpy(&q->stash[q->nstash], bufs, k * sizeof(*bufs));
 	q->nstash += k;
 	__atomic_store_n(&q->stash_cnt, q->nstash, __ATOMIC_RELAXED);
-	pthread_spin_unlock(&q->tx_lock);
+	uxdp_spin_unlock(&q->tx_lock);
 	if (k < n)
 		uxdp_pool_free_batch(q->pool, bufs + k, n - k);
 }
@@ -1814,9 +1804,9 @@ static int afx_xdp_xmit(struct uxdp_dev *dev, int n, struct uxdp_frame **frames,
 		if (__atomic_load_n(&q->inflight, __ATOMIC_RELAXED) +
 		    want > q->tx_size)
 			afx_tx_reap(q);
-		pthread_spin_lock(&q->tx_lock);
+		uxdp_spin_lock(&q->tx_lock);
 		if (uxdp_unlikely(!q->tx_ok || !uxdp_dev_is_up(dev))) {
-			pthread_spin_unlock(&q->tx_lock);
+			uxdp_spin_unlock(&q->tx_lock);
 			uxdp_txq_count_refused(dev, qi, UXDP_TXQ_DOWN,
 					       (uint32_t)n - sent);
 			if (!sent)
@@ -1827,7 +1817,7 @@ static int afx_xdp_xmit(struct uxdp_dev *dev, int n, struct uxdp_frame **frames,
 		k = afx_tx_post(q, frames + sent, want, copied, &nc, &bytes,
 				&why);
 		uxdp_txq_count(dev, qi, k, bytes);
-		pthread_spin_unlock(&q->tx_lock);
+		uxdp_spin_unlock(&q->tx_lock);
 		/* Copied: the originals go home at once. */
 		uxdp_frame_return_bulk(copied, nc);
 		sent += k;
@@ -1858,11 +1848,11 @@ static int afx_poll(struct uxdp_dev *dev, uint32_t qi, struct uxdp_xdp_cpu *ctx,
 
 	afx_tls_dev = dev;
 	afx_tls_q = qi;
-	pthread_spin_lock(&q->rx_lock);
+	uxdp_spin_lock(&q->rx_lock);
 	if (uxdp_unlikely(!q->polled))
 		__atomic_store_n(&q->polled, 1, __ATOMIC_RELAXED);
 	if (uxdp_unlikely(!q->rx_ok)) {
-		pthread_spin_unlock(&q->rx_lock);
+		uxdp_spin_unlock(&q->rx_lock);
 		return 0;
 	}
 	if (__atomic_load_n(&q->inflight, __ATOMIC_RELAXED)) {
@@ -1880,7 +1870,7 @@ static int afx_poll(struct uxdp_dev *dev, uint32_t qi, struct uxdp_xdp_cpu *ctx,
 		recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		st_add(&q->st.rx_kicks, 1);
 	}
-	pthread_spin_unlock(&q->rx_lock);
+	uxdp_spin_unlock(&q->rx_lock);
 	return done;
 }
 
@@ -1894,7 +1884,7 @@ static bool afx_rx_pending(struct uxdp_dev *dev, uint32_t qi)
 	struct afx_q *q = afx_priv(dev)->q[qi];
 	bool pending = false;
 
-	if (pthread_spin_trylock(&q->rx_lock))
+	if (!uxdp_spin_trylock(&q->rx_lock))
 		return false;
 	if (q->rx_ok) {
 		pending = uxdp_ring_count(&q->rx) ||
@@ -1907,7 +1897,7 @@ static bool afx_rx_pending(struct uxdp_dev *dev, uint32_t qi)
 				  ps.remote_pending;
 		}
 	}
-	pthread_spin_unlock(&q->rx_lock);
+	uxdp_spin_unlock(&q->rx_lock);
 	return pending;
 }
 
@@ -1927,12 +1917,12 @@ static struct uxdp_pool *afx_rx_pool(struct uxdp_dev *dev, uint32_t qi)
 
 static void afx_q_set_ok(struct afx_q *q, bool ok)
 {
-	pthread_spin_lock(&q->rx_lock);
-	pthread_spin_lock(&q->tx_lock);
+	uxdp_spin_lock(&q->rx_lock);
+	uxdp_spin_lock(&q->tx_lock);
 	q->rx_ok = ok;
 	q->tx_ok = ok;
-	pthread_spin_unlock(&q->tx_lock);
-	pthread_spin_unlock(&q->rx_lock);
+	uxdp_spin_unlock(&q->tx_lock);
+	uxdp_spin_unlock(&q->rx_lock);
 }
 
 static int afx_q_map(struct afx_q *q)
@@ -2052,10 +2042,10 @@ static int afx_open(struct uxdp_dev *dev)
 		 */
 		if (!__atomic_load_n(&q->polled, __ATOMIC_RELAXED) ||
 		    uxdp_pool_is_owner(q->pool)) {
-			pthread_spin_lock(&q->rx_lock);
+			uxdp_spin_lock(&q->rx_lock);
 			afx_stash_topup(q);
 			afx_fill(q);
-			pthread_spin_unlock(&q->rx_lock);
+			uxdp_spin_unlock(&q->rx_lock);
 		}
 		q->um->nup++;
 		/* Sockets go in the XSKMAP before the program goes on. */
