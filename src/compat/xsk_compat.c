@@ -1009,27 +1009,43 @@ static int sock_recvfrom(struct uxdp_compat_socket *s, int flags)
 	return uxdp_xsk_recvfrom(s->xsk);
 }
 
+/*
+ * @op on @fd's socket when @fd is one of ours (*@ours says whether), under
+ * the table's read lock: 0, or -1 with errno as the socket call would.
+ */
+static ssize_t sock_call(int fd, int flags,
+			 int (*op)(struct uxdp_compat_socket *, int),
+			 bool *ours)
+{
+	struct uxdp_compat_socket *s;
+	int err = 0;
+
+	*ours = false;
+	if (!have_socks())
+		return 0;
+	pthread_rwlock_rdlock(&fd_lock);
+	s = sock_find(fd);
+	if (s) {
+		*ours = true;
+		err = op(s, flags);
+	}
+	pthread_rwlock_unlock(&fd_lock);
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return 0;
+}
+
 UXDP_EXPORT ssize_t uxdp_compat_sendto(int fd, const void *buf, size_t len,
 				       int flags, const void *addr,
 				       socklen_t addrlen)
 {
-	struct uxdp_compat_socket *s;
-	int err;
+	bool ours;
+	ssize_t r = sock_call(fd, flags, sock_sendto, &ours);
 
-	if (have_socks()) {
-		pthread_rwlock_rdlock(&fd_lock);
-		s = sock_find(fd);
-		if (s) {
-			err = sock_sendto(s, flags);
-			pthread_rwlock_unlock(&fd_lock);
-			if (err) {
-				errno = -err;
-				return -1;
-			}
-			return 0;
-		}
-		pthread_rwlock_unlock(&fd_lock);
-	}
+	if (ours)
+		return r;
 	return sendto(fd, buf, len, flags, (const struct sockaddr *)addr,
 		      addrlen);
 }
@@ -1038,23 +1054,11 @@ UXDP_EXPORT ssize_t uxdp_compat_recvfrom(int fd, void *buf, size_t len,
 					 int flags, void *addr,
 					 socklen_t *addrlen)
 {
-	struct uxdp_compat_socket *s;
-	int err;
+	bool ours;
+	ssize_t r = sock_call(fd, flags, sock_recvfrom, &ours);
 
-	if (have_socks()) {
-		pthread_rwlock_rdlock(&fd_lock);
-		s = sock_find(fd);
-		if (s) {
-			err = sock_recvfrom(s, flags);
-			pthread_rwlock_unlock(&fd_lock);
-			if (err) {
-				errno = -err;
-				return -1;
-			}
-			return 0;
-		}
-		pthread_rwlock_unlock(&fd_lock);
-	}
+	if (ours)
+		return r;
 	return recvfrom(fd, buf, len, flags, (struct sockaddr *)addr,
 			addrlen);
 }
