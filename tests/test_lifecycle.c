@@ -18,10 +18,12 @@
 #include "t_helpers.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <uxdp/uxdp.h>
 
@@ -589,6 +591,76 @@ static void test_down_device_sleeps(void **state)
 	uxdp_dev_destroy(g);
 }
 
+/*
+ * Idle queues sleep, whatever the driver: a nic without a generator, a
+ * pcap that only captures, a null sink, a paced null between its ticks.
+ * Each hands the group -1 or its timer as rx_fd. fd 0 is made readable
+ * (/dev/null) for the test: a driver handing out a zeroed descriptor
+ * would have the group wake on it at once, every round.
+ */
+static void test_idle_devices_sleep(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, po, .idle_us = T_IDLE_US);
+	UXDP_DECLARE_OPTS(uxdp_nic_opts, no, .flags = UXDP_NIC_F_NO_GEN);
+	UXDP_DECLARE_OPTS(uxdp_null_opts, sink, .flags = UXDP_NULL_F_NO_RX);
+	UXDP_DECLARE_OPTS(uxdp_null_opts, slow, .rx_pps = 1);
+	char out[] = "/tmp/uxdp-idle-XXXXXX", nm[4][UXDP_IFNAMSIZ];
+	UXDP_DECLARE_OPTS(uxdp_pcap_opts, pc, .out = out);
+	struct uxdp_poll_group_stats s0, s1;
+	struct uxdp_poll_group *grp;
+	struct uxdp_dev *d[4];
+	uint64_t drops = 0;
+	int saved, null_fd, ofd, i, n = 0;
+
+	(void)state;
+	saved = dup(0);
+	null_fd = open("/dev/null", O_RDONLY);
+	assert_true(saved >= 0 && null_fd >= 0);
+	assert_int_equal(dup2(null_fd, 0), 0);
+	ofd = mkstemp(out);
+	assert_true(ofd >= 0);
+	close(ofd);
+
+	d[n++] = uxdp_nic_create(t_name(nm[0], "in"), &no);
+	d[n++] = uxdp_null_create(t_name(nm[1], "is"), &sink);
+	d[n++] = uxdp_null_create(t_name(nm[2], "ip"), &slow);
+	d[n] = uxdp_pcap_create(t_name(nm[3], "ic"), &pc);
+	if (d[n])
+		n++;
+	else if (errno == EOPNOTSUPP && !getenv("UXDP_CI"))
+		print_message("*** pcap driver not built: its case left out "
+			      "***\n");
+	else
+		fail_msg("pcap capture-only: %s", uxdp_errmsg());
+	grp = uxdp_poll_group_create(&po);
+	assert_non_null(grp);
+	for (i = 0; i < n; i++) {
+		assert_non_null(d[i]);
+		t_attach(d[i], t_prog_drop, &drops);
+		assert_int_equal(uxdp_dev_up(d[i]), 0);
+		assert_int_equal(uxdp_poll_group_add(grp, d[i],
+						     UXDP_ALL_QUEUES), 0);
+	}
+	assert_int_equal(uxdp_poll_group_start(grp), 0);
+	/* The paced null's one packet a second comes at 1 s, 2 s...: a
+	 * 100 ms window after the first sleep has at most one tick. */
+	t_wait_asleep(grp, 0);
+	assert_int_equal(uxdp_poll_group_stats(grp, &s0), 0);
+	t_sleep_ms(100);
+	assert_int_equal(uxdp_poll_group_stats(grp, &s1), 0);
+	if (s1.rounds - s0.rounds > 4)
+		fail_msg("%llu rounds in 100 ms on idle queues (%llu wake-ups)",
+			 (unsigned long long)(s1.rounds - s0.rounds),
+			 (unsigned long long)(s1.wakeups - s0.wakeups));
+	uxdp_poll_group_destroy(grp);
+	for (i = 0; i < n; i++)
+		uxdp_dev_destroy(d[i]);
+	unlink(out);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+	close(null_fd);
+}
+
 /* ---- destroy under traffic --------------------------------------------------- */
 
 /*
@@ -889,6 +961,7 @@ int main(void)
 		cmocka_unit_test(test_group_api),
 		cmocka_unit_test(test_group_pinned),
 		cmocka_unit_test(test_down_device_sleeps),
+		cmocka_unit_test(test_idle_devices_sleep),
 		cmocka_unit_test(test_destroy_clears_map_slot),
 		cmocka_unit_test(test_destroy_under_traffic),
 		cmocka_unit_test(test_destroy_generator_with_frames_out),

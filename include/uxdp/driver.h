@@ -134,9 +134,10 @@ struct uxdp_rxq_info *uxdp_dev_rxq_info(struct uxdp_dev *dev, uint32_t q);
  * UXDP_MEM_POOL, every buffer of @pool reports the queue, and the pool is
  * left disowned until the dev layer hands it to the thread that polls @q
  * (return it from the rx_pool op); returns until then are remote.
+ * Returns 0, or -EINVAL (no device or pool, no such queue).
  */
-void uxdp_rxq_use_pool(struct uxdp_dev *dev, uint32_t q,
-		       struct uxdp_pool *pool);
+int uxdp_rxq_use_pool(struct uxdp_dev *dev, uint32_t q,
+		      struct uxdp_pool *pool);
 
 /*
  * A pool of the device's own for RX queue @q (the kernel's
@@ -315,7 +316,7 @@ struct uxdp_pacer {
 	uint64_t num, den;	/* num / den packets per second; num 0: off */
 	uint64_t t0;		/* ns, CLOCK_MONOTONIC (relaxed atomics) */
 	uint64_t sent;		/* packets since t0 (relaxed atomics) */
-	int fd;			/* timerfd, or -1 when off */
+	int fd;			/* timerfd when num; read uxdp_pacer_fd() */
 };
 
 /*
@@ -343,6 +344,9 @@ void uxdp_pacer_sent(struct uxdp_pacer *p, uint64_t n);
 /* The poller consumes the timer's ticks, so an idle sleep waits for the
  * next one. */
 void uxdp_pacer_ack(struct uxdp_pacer *p);
+/* What the rx_fd op returns: the timer, or -1 when unpaced (also for a
+ * pacer still zeroed: fd 0 there is not ours). */
+int uxdp_pacer_fd(const struct uxdp_pacer *p);
 
 /* ---- A lock for transmit paths ------------------------------------------------ */
 

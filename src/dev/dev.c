@@ -164,11 +164,16 @@ UXDP_EXPORT struct uxdp_rxq_info *uxdp_dev_rxq_info(struct uxdp_dev *dev,
 	return q < dev->nrxq ? &dev->rxq[q].xdp.info : NULL;
 }
 
-UXDP_EXPORT void uxdp_rxq_use_pool(struct uxdp_dev *dev, uint32_t q,
-				   struct uxdp_pool *pool)
+UXDP_EXPORT int uxdp_rxq_use_pool(struct uxdp_dev *dev, uint32_t q,
+				  struct uxdp_pool *pool)
 {
-	struct uxdp_rxq_info *info = &dev->rxq[q].xdp.info;
+	struct uxdp_rxq_info *info;
 
+	if (!dev || !pool || q >= dev->nrxq)
+		return uxdp_set_error(EINVAL, "rx pool: %s", !dev ?
+				      "no device" : !pool ? "no pool" :
+				      "no such queue");
+	info = &dev->rxq[q].xdp.info;
 	/* Nobody owns the pool until a thread polls the queue: the dev
 	 * layer hands it over (rx_pool) when one starts. */
 	uxdp_pool_disown(pool);
@@ -176,6 +181,7 @@ UXDP_EXPORT void uxdp_rxq_use_pool(struct uxdp_dev *dev, uint32_t q,
 	info->mem.type = UXDP_MEM_POOL;
 	info->mem.owner = NULL;
 	uxdp_pool_set_rxq(pool, info);
+	return 0;
 }
 
 UXDP_EXPORT struct uxdp_pool *uxdp_rxq_pool_create(struct uxdp_dev *dev,
@@ -185,6 +191,7 @@ UXDP_EXPORT struct uxdp_pool *uxdp_rxq_pool_create(struct uxdp_dev *dev,
 	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = chunk_size);
 	struct uxdp_umem *umem;
 	struct uxdp_pool *pool;
+	char msg[256];
 	int err;
 
 	if (!dev || q >= dev->nrxq || !frames) {
@@ -199,21 +206,19 @@ UXDP_EXPORT struct uxdp_pool *uxdp_rxq_pool_create(struct uxdp_dev *dev,
 	if (!umem)
 		return NULL;
 	pool = uxdp_pool_create(umem, NULL);
-	if (!pool) {
-		err = errno;
-		uxdp_umem_destroy(umem);
-		errno = err;
-		return NULL;
-	}
-	err = uxdp_umem_fill_all(umem);
-	if (err < 0) {
-		uxdp_pool_destroy(pool);
-		uxdp_umem_destroy(umem);
-		errno = -err;
-		return NULL;
-	}
+	err = pool ? uxdp_umem_fill_all(umem) : -errno;
+	if (err < 0)
+		goto fail;
 	uxdp_rxq_use_pool(dev, q, pool);
 	return pool;
+fail:
+	/* The reason first: destroying clears it. */
+	snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
+	if (pool)
+		uxdp_pool_destroy(pool);
+	uxdp_umem_destroy(umem);
+	errno = -uxdp_set_error(-err, "%s", msg);
+	return NULL;
 }
 
 UXDP_EXPORT bool uxdp_dev_rxq_has_prog(struct uxdp_dev *dev, uint32_t q)

@@ -127,6 +127,11 @@ UXDP_API void uxdp_pacer_sent(struct uxdp_pacer *p, uint64_t n)
 		__atomic_store_n(&p->sent, p->sent + n, __ATOMIC_RELAXED);
 }
 
+UXDP_API int uxdp_pacer_fd(const struct uxdp_pacer *p)
+{
+	return p && p->num ? p->fd : -1;
+}
+
 UXDP_API void uxdp_pacer_ack(struct uxdp_pacer *p)
 {
 	uint64_t ticks;

@@ -1002,7 +1002,7 @@ static bool nic_rx_pending(struct uxdp_dev *dev, uint32_t qi)
 
 static int nic_rx_fd(struct uxdp_dev *dev, uint32_t qi)
 {
-	return nic_priv(dev)->q[qi]->pace.fd;
+	return uxdp_pacer_fd(&nic_priv(dev)->q[qi]->pace);
 }
 
 static struct uxdp_pool *nic_rx_pool(struct uxdp_dev *dev, uint32_t qi)

@@ -210,7 +210,7 @@ static bool null_rx_pending(struct uxdp_dev *dev, uint32_t q)
 static int null_rx_fd(struct uxdp_dev *dev, uint32_t q)
 {
 	(void)q;
-	return null_priv(dev)->pace.fd;
+	return uxdp_pacer_fd(&null_priv(dev)->pace);
 }
 
 /* Up: a paced generator starts its clock and its timer. */

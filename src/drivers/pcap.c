@@ -366,7 +366,7 @@ static bool pd_rx_pending(struct uxdp_dev *dev, uint32_t q)
 static int pd_rx_fd(struct uxdp_dev *dev, uint32_t q)
 {
 	(void)q;
-	return pd_priv(dev)->pace.fd;
+	return uxdp_pacer_fd(&pd_priv(dev)->pace);
 }
 
 static struct uxdp_pool *pd_rx_pool(struct uxdp_dev *dev, uint32_t q)
