@@ -359,6 +359,44 @@ static const struct t_vec t_vecs[] = {
 	  0x5d1809c5, 0x10e828a2 },
 };
 
+/* The IPv6 rows of the same page ("IPv6 only", "IPv6 with TCP"). */
+static const struct t_vec t_vecs6[] = {
+	{ "3ffe:2501:200:1fff::7", "3ffe:2501:200:3::1", 2794, 1766,
+	  0x2cc18cd5, 0x40207d3d },
+	{ "3ffe:501:8::260:97ff:fe40:efab", "ff02::1", 14230, 4739,
+	  0x0f0c461c, 0xdde51bbf },
+	{ "3ffe:1900:4545:3:200:f8ff:fe21:67cf", "fe80::200:f8ff:fe21:67cf",
+	  44251, 38024, 0x4b61e985, 0x02d1feef },
+};
+
+static void t_tuple6(const struct t_vec *v, uint8_t in[36])
+{
+	assert_int_equal(inet_pton(AF_INET6, v->src, in), 1);
+	assert_int_equal(inet_pton(AF_INET6, v->dst, in + 16), 1);
+	in[32] = (uint8_t)(v->sport >> 8);
+	in[33] = (uint8_t)v->sport;
+	in[34] = (uint8_t)(v->dport >> 8);
+	in[35] = (uint8_t)v->dport;
+}
+
+/* An Ethernet/IPv6 packet, next header @nh, the tuple @in (ports right
+ * after the fixed header); returns its length. */
+static uint32_t t_pkt6(uint8_t *b, const uint8_t in[36], uint8_t nh)
+{
+	uint8_t *ip = b + 14;
+
+	memset(b, 0, 128);
+	b[12] = 0x86;
+	b[13] = 0xdd;
+	ip[0] = 0x60;
+	ip[5] = 8;			/* payload length */
+	ip[6] = nh;
+	ip[7] = 64;
+	memcpy(ip + 8, in, 32);
+	memcpy(ip + 40, in + 32, 4);
+	return 14 + 40 + 8;
+}
+
 static void t_tuple(const struct t_vec *v, uint8_t in[12])
 {
 	assert_int_equal(inet_pton(AF_INET, v->src, in), 1);
@@ -438,6 +476,45 @@ static void test_toeplitz_vectors(void **state)
 	assert_int_equal(uxdp_nic_rss_queue(d, pkt, 10, &h), 0);
 	assert_int_equal(h, 0);
 	assert_int_equal(uxdp_nic_rss_queue(d, NULL, 10, &h), -EINVAL);
+
+	/* IPv6: the function, then the driver's tables on packets. */
+	for (i = 0; i < sizeof(t_vecs6) / sizeof(t_vecs6[0]); i++) {
+		uint8_t in6[36];
+
+		t_tuple6(&t_vecs6[i], in6);
+		assert_int_equal(uxdp_nic_toeplitz(t_ms_key, 40, in6, 32),
+				 t_vecs6[i].h2);
+		assert_int_equal(uxdp_nic_toeplitz(t_ms_key, 40, in6, 36),
+				 t_vecs6[i].h4);
+		len = t_pkt6(pkt, in6, 6);		/* TCP */
+		assert_int_equal(uxdp_nic_rss_queue(d, pkt, len, &h),
+				 (int)(t_vecs6[i].h4 & 127) %
+				 uxdp_dev_num_rxq(d));
+		assert_int_equal(h, t_vecs6[i].h4);
+		len = t_pkt6(pkt, in6, 17);		/* UDP */
+		uxdp_nic_rss_queue(d, pkt, len, &h);
+		assert_int_equal(h, t_vecs6[i].h4);
+		len = t_pkt6(pkt, in6, 44);		/* a fragment */
+		uxdp_nic_rss_queue(d, pkt, len, &h);
+		assert_int_equal(h, t_vecs6[i].h2);
+		len = t_pkt6(pkt, in6, 0);		/* hop-by-hop first */
+		uxdp_nic_rss_queue(d, pkt, len, &h);
+		assert_int_equal(h, t_vecs6[i].h2);
+		len = t_pkt6(pkt, in6, 58);		/* ICMPv6 */
+		uxdp_nic_rss_queue(d, pkt, len, &h);
+		assert_int_equal(h, t_vecs6[i].h2);
+		/* Ports cut off: the 2-tuple; addresses cut off: 0. */
+		len = t_pkt6(pkt, in6, 17);
+		uxdp_nic_rss_queue(d, pkt, 14 + 40 + 3, &h);
+		assert_int_equal(h, t_vecs6[i].h2);
+		uxdp_nic_rss_queue(d, pkt, 14 + 39, &h);
+		assert_int_equal(h, 0);
+		uxdp_nic_rss_queue(d, pkt, 13, &h);
+		assert_int_equal(h, 0);
+		pkt[14] = 0x40;				/* not version 6 */
+		uxdp_nic_rss_queue(d, pkt, len, &h);
+		assert_int_equal(h, 0);
+	}
 	uxdp_dev_destroy(d);
 }
 

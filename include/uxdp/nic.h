@@ -24,8 +24,8 @@
  * The wire of a nic is (a) its packet generator, UDP/IPv4 flows, or (b) a
  * loop to another nic (uxdp_nic_loop): what one transmits arrives on the
  * other's wire. Either way every packet goes to the queue RSS picks for it:
- * the Toeplitz hash of its IPv4 (source, destination) and UDP/TCP (source
- * port, destination port), with a 40-byte key, looked up in a 128-entry
+ * the Toeplitz hash of its IPv4 or IPv6 (source, destination) and UDP/TCP
+ * (source port, destination port), with a 40-byte key, looked up in a 128-entry
  * indirection table (hash & 127). The generator computes each flow's hash
  * once, at create time, and gives each queue the flows that map to it, so
  * queues share no generator state and scale across threads. A loop peer's
@@ -264,7 +264,9 @@ int uxdp_nic_flow(const struct uxdp_dev *dev, uint32_t f,
 /*
  * The queue of @dev that RSS picks for the packet at @pkt (@len bytes,
  * starting with its Ethernet header): the 4-tuple hash for unfragmented
- * IPv4 UDP and TCP, the 2-tuple hash for other IPv4, hash 0 for the rest.
+ * IPv4 UDP and TCP, the 2-tuple hash for other IPv4; for IPv6 the 4-tuple
+ * when UDP or TCP follows the fixed header, else the 2-tuple (extension
+ * headers and fragments are not parsed); hash 0 for the rest.
  * *@hash (may be NULL) gets the hash. Returns the queue, or -EINVAL.
  */
 int uxdp_nic_rss_queue(const struct uxdp_dev *dev, const void *pkt,
@@ -274,9 +276,10 @@ int uxdp_nic_rss_queue(const struct uxdp_dev *dev, const void *pkt,
  * The Toeplitz hash of @len bytes at @data under @key (@key_len bytes, at
  * least @len + 4: a 40-byte key hashes up to 36 bytes): for each input bit,
  * most significant first, that is set, the 32 key bits starting at that
- * bit's position are XORed in. The RSS input for IPv4 is source address,
- * destination address (8 bytes), then source port, destination port (12),
- * all in network order. Returns the hash (0 for a key too short).
+ * bit's position are XORed in. The RSS input is source address,
+ * destination address (IPv4: 8 bytes, IPv6: 32), then source port,
+ * destination port (IPv4: 12, IPv6: 36), all in network order. Returns the
+ * hash (0 for a key too short).
  */
 uint32_t uxdp_nic_toeplitz(const uint8_t *key, size_t key_len,
 			   const void *data, size_t len);

@@ -61,8 +61,8 @@ _Static_assert(NIC_SLOT >= UXDP_NIC_MAX_TX_LEN, "a wire slot holds a frame");
 #define NIC_DPORT		9	/* discard */
 #define NIC_DADDR		0xc0a80001U	/* 192.168.0.1 */
 
-/* The RSS input bytes of IPv4 with ports: saddr, daddr, sport, dport. */
-#define RSS_IN_MAX		12
+/* The longest RSS input: IPv6 with ports (saddr, daddr, sport, dport). */
+#define RSS_IN_MAX		36
 
 struct nic_rx_desc {
 	unsigned char *addr;	/* driver: where the packet goes */
@@ -236,24 +236,42 @@ UXDP_API uint32_t uxdp_nic_toeplitz(const uint8_t *key, size_t key_len,
 	return hash;
 }
 
+/* The 32 key bits from bit @bit on. */
+static uint32_t key_window(const uint8_t *key, size_t bit)
+{
+	uint32_t w = 0;
+	int i;
+
+	for (i = 0; i < 32; i++)
+		w = w << 1 | key_bit(key, bit + (size_t)i);
+	return w;
+}
+
 /*
  * Per input position and byte value, what that byte XORs into the hash:
  * the hash is linear in the input bits, so it is the XOR of one table
- * entry per input byte (12 loads for IPv4 with ports).
+ * entry per input byte (12 loads for IPv4 with ports, 36 for IPv6). Bit b
+ * (7: the most significant) of byte pos XORs in the key window at bit
+ * pos * 8 + 7 - b; test_nic checks the tables against uxdp_nic_toeplitz.
  */
 static void rss_lut_init(struct nic_priv *p)
 {
-	uint8_t one[RSS_IN_MAX] = { 0 };
-	uint32_t pos, v;
+	uint32_t win[8], pos, v;
+	int b;
 
+	_Static_assert(RSS_IN_MAX + 4 <= UXDP_NIC_RSS_KEY_LEN,
+		       "the key covers the longest input");
 	for (pos = 0; pos < RSS_IN_MAX; pos++) {
+		for (b = 0; b < 8; b++)
+			win[b] = key_window(p->key, pos * 8 + 7 - (size_t)b);
 		for (v = 0; v < 256; v++) {
-			one[pos] = (uint8_t)v;
-			p->lut[pos][v] = uxdp_nic_toeplitz(p->key,
-							   sizeof(p->key), one,
-							   pos + 1);
+			uint32_t h = 0;
+
+			for (b = 0; b < 8; b++)
+				if (v >> b & 1)
+					h ^= win[b];
+			p->lut[pos][v] = h;
 		}
-		one[pos] = 0;
 	}
 }
 
@@ -268,8 +286,31 @@ static inline uint32_t rss_hash(const struct nic_priv *p, const uint8_t *in,
 }
 
 /*
+ * IPv6: the 4-tuple when the fixed header is followed by UDP or TCP, the
+ * 2-tuple (addresses) otherwise: an extension header, a fragment (next
+ * header 44: no ports in later fragments), or ports cut off. As ixgbe and
+ * i40e do without extension-header parsing.
+ */
+static uint32_t rss_pkt_hash6(const struct nic_priv *p, const uint8_t *pkt,
+			      uint32_t len)
+{
+	const uint8_t *ip = pkt + 14;
+	uint8_t in[RSS_IN_MAX];
+
+	if (len < 14 + 40 || (ip[0] >> 4) != 6)
+		return 0;
+	memcpy(in, ip + 8, 32);
+	if ((ip[6] == 6 || ip[6] == 17) && 14 + 40 + 4 <= len) {
+		memcpy(in + 32, ip + 40, 4);
+		return rss_hash(p, in, 36);
+	}
+	return rss_hash(p, in, 32);
+}
+
+/*
  * The RSS input of a packet: the 4-tuple of unfragmented IPv4 UDP or TCP,
- * the 2-tuple of other IPv4, nothing (hash 0) for anything else.
+ * the 2-tuple of other IPv4, IPv6 likewise (rss_pkt_hash6), nothing (hash
+ * 0) for anything else. Every read is within @len.
  */
 static uint32_t rss_pkt_hash(const struct nic_priv *p, const uint8_t *pkt,
 			     uint32_t len)
@@ -279,6 +320,8 @@ static uint32_t rss_pkt_hash(const struct nic_priv *p, const uint8_t *pkt,
 	uint8_t in[RSS_IN_MAX];
 	bool frag;
 
+	if (len >= 14 && pkt[12] == 0x86 && pkt[13] == 0xdd)
+		return rss_pkt_hash6(p, pkt, len);
 	if (len < 14 + 20 || pkt[12] != 0x08 || pkt[13] != 0x00 ||
 	    (ip[0] >> 4) != 4)
 		return 0;
