@@ -1066,7 +1066,8 @@ static int nic_open(struct uxdp_dev *dev)
 		err = uxdp_pacer_start(&p->q[i]->pace);
 		if (err)
 			return uxdp_set_error(-err, "nic %s: %s",
-					      uxdp_dev_name(dev), uxdp_errmsg());
+					      uxdp_dev_name(dev),
+					      uxdp_errmsg());
 	}
 	return 0;
 }

@@ -53,8 +53,11 @@ static uint32_t model_toeplitz(const uint8_t *key, size_t key_len,
 
 		if (!(in[i / 8] >> (7 - i % 8) & 1))
 			continue;
-		for (k = 0; k < 32; k++)
-			w = w << 1 | (key[(i + k) / 8] >> (7 - (i + k) % 8) & 1);
+		for (k = 0; k < 32; k++) {
+			size_t bit = i + k;
+
+			w = w << 1 | (key[bit / 8] >> (7 - bit % 8) & 1);
+		}
 		h ^= w;
 	}
 	return h;

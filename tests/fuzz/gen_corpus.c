@@ -737,6 +737,133 @@ static void gen_xsk(void)
 	put("xsk", "regress-unaligned-dup-fill", &s);
 }
 
+/* ---- fuzz_rss ------------------------------------------------------------ */
+
+/* Network-order bytes, as a frame holds them. */
+static void be16(struct seed *s, unsigned v)
+{
+	u8(s, v >> 8 & 0xff);
+	u8(s, v & 0xff);
+}
+
+static void bytes(struct seed *s, const uint8_t *b, size_t n)
+{
+	while (n--)
+		u8(s, *b++);
+}
+
+/* Mode 0 (a frame), then an Ethernet header of zero MACs and @type. */
+static void rss_eth(struct seed *s, unsigned type)
+{
+	unsigned i;
+
+	u8(s, 0);
+	for (i = 0; i < 12; i++)
+		u8(s, 0);
+	be16(s, type);
+}
+
+/* IPv4, @ihl words (options zero), protocol @proto, fragment field @frag,
+ * Microsoft's first IPv4 row as the tuple, 4 bytes after the ports. */
+static void rss_v4(struct seed *s, unsigned ihl, unsigned proto,
+		   unsigned frag)
+{
+	static const uint8_t sa[4] = { 66, 9, 149, 187 };
+	static const uint8_t da[4] = { 161, 142, 100, 80 };
+	unsigned i;
+
+	rss_eth(s, 0x0800);
+	u8(s, 0x40 | ihl);
+	u8(s, 0);
+	be16(s, ihl * 4 + 8);
+	be16(s, 0);
+	be16(s, frag);
+	u8(s, 64);
+	u8(s, proto);
+	be16(s, 0);
+	bytes(s, sa, 4);
+	bytes(s, da, 4);
+	for (i = 5; i < ihl; i++)
+		u32(s, 0x01010101);
+	be16(s, 2794);
+	be16(s, 1766);
+	be16(s, 8);
+	be16(s, 0);
+}
+
+/* IPv6, next header @nh, Microsoft's first IPv6 row; @cut bytes of the
+ * ports and what follows them left off. */
+static void rss_v6(struct seed *s, unsigned nh, unsigned cut)
+{
+	static const uint8_t sa[16] = { 0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00,
+					0x1f, 0xff, 0, 0, 0, 0, 0, 0, 0, 7 };
+	static const uint8_t da[16] = { 0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00,
+					0x00, 0x03, 0, 0, 0, 0, 0, 0, 0, 1 };
+	const uint8_t tail[8] = { 2794 >> 8, 2794 & 0xff, 1766 >> 8,
+				  1766 & 0xff, 0, 8, 0, 0 };
+
+	rss_eth(s, 0x86dd);
+	u32(s, 0x60);
+	be16(s, 8);
+	u8(s, nh);
+	u8(s, 64);
+	bytes(s, sa, 16);
+	bytes(s, da, 16);
+	bytes(s, tail, 8 - cut);
+}
+
+static void gen_rss(void)
+{
+	static const uint8_t ms_key[40] = {
+		0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+		0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+		0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+		0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+		0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+	};
+	static const uint8_t tuple[12] = { 66, 9, 149, 187, 161, 142, 100, 80,
+					   2794 >> 8, 2794 & 0xff,
+					   1766 >> 8, 1766 & 0xff };
+	struct seed s;
+	unsigned i;
+
+	memset(&s, 0, sizeof(s));
+	rss_v4(&s, 5, 17, 0);
+	put("rss", "ipv4-udp", &s);
+	memset(&s, 0, sizeof(s));
+	rss_v4(&s, 5, 17, 0x2000);
+	put("rss", "ipv4-fragment", &s);
+	memset(&s, 0, sizeof(s));
+	rss_v4(&s, 7, 6, 0);
+	put("rss", "ipv4-tcp-options", &s);
+	memset(&s, 0, sizeof(s));
+	rss_v6(&s, 17, 0);
+	put("rss", "ipv6-udp", &s);
+	memset(&s, 0, sizeof(s));
+	rss_v6(&s, 44, 0);
+	put("rss", "ipv6-fragment", &s);
+	memset(&s, 0, sizeof(s));
+	rss_v6(&s, 17, 6);
+	put("rss", "ipv6-cut", &s);
+	/* Mode 1: key, key length, input length, input. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 1);
+	bytes(&s, ms_key, 40);
+	u8(&s, 40);
+	u8(&s, 12);
+	bytes(&s, tuple, 12);
+	put("rss", "toeplitz-ms-key", &s);
+	memset(&s, 0, sizeof(s));
+	u8(&s, 1);
+	for (i = 0; i < 40; i++)
+		u8(&s, 0xff);
+	u8(&s, 11);
+	u8(&s, 8);
+	for (i = 0; i < 8; i++)
+		u8(&s, 0xaa);
+	put("rss", "toeplitz-short-key", &s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -754,5 +881,6 @@ int main(int argc, char **argv)
 	gen_xdp();
 	gen_prog();
 	gen_xsk();
+	gen_rss();
 	return 0;
 }
