@@ -206,7 +206,7 @@ UXDP_EXPORT struct uxdp_pool *uxdp_rxq_pool_create(struct uxdp_dev *dev,
 	if (!umem)
 		return NULL;
 	pool = uxdp_pool_create(umem, NULL);
-	err = pool ? uxdp_umem_fill_all(umem) : -errno;
+	err = pool ? uxdp_umem_fill_all(umem) : -(errno ? errno : ENOMEM);
 	if (err < 0)
 		goto fail;
 	uxdp_rxq_use_pool(dev, q, pool);

@@ -1188,10 +1188,9 @@ static void q_free(struct uxdp_dev *dev, struct nic_q *q)
 		tx_flush(q);
 	/* Buffers of ours may still travel as frames elsewhere: the pool
 	 * and its UMEM go when the last one comes home. */
+	/* The UMEM is the pool's (uxdp_rxq_pool_create): it goes with it. */
 	if (q->pool)
 		uxdp_pool_retire(q->pool, UXDP_POOL_RETIRE_UMEM);
-	else if (q->umem)
-		uxdp_umem_destroy(q->umem);
 	uxdp_pacer_fini(&q->pace);
 	wire_free(q->wire);
 	free(q->rx_hw);

@@ -263,10 +263,9 @@ static void null_destroy(struct uxdp_dev *dev)
 {
 	struct null_priv *priv = null_priv(dev);
 
+	/* The UMEM is the pool's (uxdp_rxq_pool_create): it goes with it. */
 	if (priv->pool)
 		uxdp_pool_retire(priv->pool, UXDP_POOL_RETIRE_UMEM);
-	else if (priv->umem)
-		uxdp_umem_destroy(priv->umem);
 	uxdp_pacer_fini(&priv->pace);
 	free(priv->tmpl);
 }

@@ -512,10 +512,9 @@ static void pd_destroy(struct uxdp_dev *dev)
 {
 	struct pd_priv *priv = pd_priv(dev);
 
+	/* The UMEM is the pool's (uxdp_rxq_pool_create): it goes with it. */
 	if (priv->pool)
 		uxdp_pool_retire(priv->pool, UXDP_POOL_RETIRE_UMEM);
-	else if (priv->umem)
-		uxdp_umem_destroy(priv->umem);
 	replay_close(priv);
 	if (priv->in_fd >= 0)
 		close(priv->in_fd);
