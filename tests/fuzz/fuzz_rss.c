@@ -24,19 +24,13 @@
 #include <uxdp/uxdp.h>
 
 #include "fuzz.h"
+/* Microsoft's verification key, the nic's default: t_ms_key. */
+#include "../t_rss_key.h"
 
 #define NQ	4
 
 static struct uxdp_dev *nic;
 
-/* Microsoft's verification key, the nic's default. */
-static const uint8_t ms_key[40] = {
-	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
-	0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-	0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
-	0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-	0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
-};
 
 /* The definition, one bit at a time: for every set input bit i (most
  * significant first), XOR in key bits i .. i+31. */
@@ -127,7 +121,7 @@ static void fuzz_frame(const uint8_t *data, size_t size)
 	FZ_CHECK(f, "out of memory");
 	memcpy(f, data, size);
 	n = model_input(f, size, in);
-	want = n ? model_toeplitz(ms_key, sizeof(ms_key), in, n) : 0;
+	want = n ? model_toeplitz(t_ms_key, sizeof(t_ms_key), in, n) : 0;
 	q = uxdp_nic_rss_queue(nic, f, (uint32_t)size, &h);
 	FZ_CHECK(h == want, "hash 0x%08x, model 0x%08x (input %zu bytes)", h,
 		 want, n);

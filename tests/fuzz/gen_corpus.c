@@ -18,6 +18,8 @@
 
 #include <uxdp/umem.h>
 
+#include "../t_rss_key.h"
+
 struct seed {
 	uint8_t b[512];
 	size_t n;
@@ -814,13 +816,6 @@ static void rss_v6(struct seed *s, unsigned nh, unsigned cut)
 
 static void gen_rss(void)
 {
-	static const uint8_t ms_key[40] = {
-		0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
-		0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-		0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
-		0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-		0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
-	};
 	static const uint8_t tuple[12] = { 66, 9, 149, 187, 161, 142, 100, 80,
 					   2794 >> 8, 2794 & 0xff,
 					   1766 >> 8, 1766 & 0xff };
@@ -848,7 +843,7 @@ static void gen_rss(void)
 	/* Mode 1: key, key length, input length, input. */
 	memset(&s, 0, sizeof(s));
 	u8(&s, 1);
-	bytes(&s, ms_key, 40);
+	bytes(&s, t_ms_key, 40);
 	u8(&s, 40);
 	u8(&s, 12);
 	bytes(&s, tuple, 12);
