@@ -46,6 +46,19 @@ static inline uint64_t t_now_ms(void)
 			nanosleep(&t_wait_ms_, NULL);			\
 	} while (0)
 
+/*
+ * UXDP_TEST_FILTER=PATTERN runs only the tests whose names match (cmocka's
+ * wildcards), for repeating one test of a program by hand: call before
+ * cmocka_run_group_tests.
+ */
+static inline void t_test_filter(void)
+{
+	const char *f = getenv("UXDP_TEST_FILTER");
+
+	if (f && *f)
+		cmocka_set_test_filter(f);
+}
+
 /* CTest's SKIP_RETURN_CODE: the whole program could not run here. */
 #define T_EXIT_SKIP 77
 

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -721,8 +722,12 @@ static int tb_stat_count(struct tb_ns *ns, const char *ifname, uint32_t *n)
 	return 0;
 }
 
-int tb_link_stat(struct tb_ns *ns, const char *ifname, const char *name,
-		 uint64_t *value)
+/*
+ * The driver's counters of @ifname: the one called @name into *@value, or
+ * with @name NULL every one that is not zero, printed to @out.
+ */
+static int tb_link_stats(struct tb_ns *ns, const char *ifname,
+			 const char *name, uint64_t *value, FILE *out)
 {
 	struct ethtool_gstrings *gs = NULL;
 	struct ethtool_stats *st = NULL;
@@ -764,11 +769,16 @@ int tb_link_stat(struct tb_ns *ns, const char *ifname, const char *name,
 			      strerror(-err));
 		goto out;
 	}
-	err = tb_fail(ENOENT, "testbed: %s has no counter %s", ifname, name);
+	err = name ? tb_fail(ENOENT, "testbed: %s has no counter %s", ifname,
+			     name) : 0;
 	for (i = 0; i < n && i < gs->len && i < st->n_stats; i++) {
 		const char *s = (const char *)gs->data + i * ETH_GSTRING_LEN;
 
-		if (!strncmp(s, name, ETH_GSTRING_LEN)) {
+		if (!name) {
+			if (st->data[i])
+				fprintf(out, " %.*s %" PRIu64, ETH_GSTRING_LEN,
+					s, (uint64_t)st->data[i]);
+		} else if (!strncmp(s, name, ETH_GSTRING_LEN)) {
 			*value = st->data[i];
 			err = 0;
 			break;
@@ -777,6 +787,22 @@ int tb_link_stat(struct tb_ns *ns, const char *ifname, const char *name,
 out:
 	free(gs);
 	free(st);
+	return err;
+}
+
+int tb_link_stat(struct tb_ns *ns, const char *ifname, const char *name,
+		 uint64_t *value)
+{
+	return tb_link_stats(ns, ifname, name, value, NULL);
+}
+
+int tb_link_stats_print(struct tb_ns *ns, const char *ifname, FILE *out)
+{
+	int err;
+
+	fprintf(out, "%s:", ifname);
+	err = tb_link_stats(ns, ifname, NULL, NULL, out);
+	fputc('\n', out);
 	return err;
 }
 
@@ -1294,6 +1320,19 @@ int tb_pkt_send(int fd, const void *frame, size_t len)
 	if (n < 0)
 		return tb_fail(errno, "testbed: send: %s", strerror(errno));
 	return (size_t)n == len ? 0 : tb_fail(EIO, "testbed: short send");
+}
+
+int tb_pkt_stats(int fd, uint64_t *packets, uint64_t *drops)
+{
+	struct tpacket_stats st;
+	socklen_t len = sizeof(st);
+
+	if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+		return tb_fail(errno, "testbed: PACKET_STATISTICS: %s",
+			       strerror(errno));
+	*packets = st.tp_packets;
+	*drops = st.tp_drops;
+	return 0;
 }
 
 ssize_t tb_pkt_recv(int fd, void *buf, size_t size, int timeout_ms)

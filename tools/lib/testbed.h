@@ -51,6 +51,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -145,6 +146,10 @@ int tb_link_mac(struct tb_ns *ns, const char *ifname, uint8_t mac[6]);
  */
 int tb_link_stat(struct tb_ns *ns, const char *ifname, const char *name,
 		 uint64_t *value);
+
+/* Every driver counter of @ifname that is not zero, one line to @out
+ * ("IF: name value ..."), for a failure's report. 0 or -errno. */
+int tb_link_stats_print(struct tb_ns *ns, const char *ifname, FILE *out);
 
 /*
  * AF_XDP sockets open in @ns, by anyone (the kernel's count per
@@ -247,6 +252,10 @@ int tb_pkt_send(int fd, const void *frame, size_t len);
 /* Receive one frame into @buf, waiting up to @timeout_ms. Returns its
  * length, -ETIMEDOUT, or -errno. */
 ssize_t tb_pkt_recv(int fd, void *buf, size_t size, int timeout_ms);
+
+/* The packet socket's counts since the last call (PACKET_STATISTICS
+ * resets them): frames queued to it and frames it dropped. 0 or -errno. */
+int tb_pkt_stats(int fd, uint64_t *packets, uint64_t *drops);
 
 /* ---- test frames --------------------------------------------------------- */
 
