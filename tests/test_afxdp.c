@@ -494,6 +494,78 @@ static void test_tx_reflect_and_copy(void **state)
 	assert_int_equal(t_xsk_sockets(), 0);
 }
 
+/*
+ * Frames of another UMEM sent to a queue whose poller has not run since
+ * up (uxdp-fwd's first frames, before the far port's thread wakes): they
+ * are copied into the queue's stash, and the stash must neither be one
+ * batch deep nor wait for the poller to reap the completions that would
+ * refill it. Rounds of 32, each delivered before the next, four times the
+ * TX ring in all, and no poller on the afxdp device at all: every frame
+ * goes out, none is refused for want of a buffer.
+ */
+static void test_tx_copy_without_poller(void **state)
+{
+	struct t_env *e = *state;
+	struct t_prog gp = { .verdict = UXDP_REDIRECT };
+	struct uxdp_afxdp_queue_stats qs;
+	UXDP_DECLARE_OPTS(uxdp_null_opts, no);
+	const uint32_t round = 32, total = 4 * 256;
+	uint8_t f[1514], tmpl[128];
+	uint32_t got = 0, sent = 0, want;
+	uint64_t t0, seq;
+	ssize_t len;
+
+	e->dev[0] = t_open_in(e->a, "afxdp:va,rx_size=256,tx_size=256",
+			      "xa", NULL, NULL);
+	assert_int_equal(uxdp_dev_up(e->dev[0]), 0);
+	assert_int_equal(tb_pkt_open(e->b, "vb", &e->fd[0]), 0);
+	tb_frame_build(tmpl, sizeof(tmpl), e->mac_vb, e->mac_va, 3000, 9);
+	no.rx_template = tmpl;
+	no.rx_template_len = sizeof(tmpl);
+	no.rx_count = total;
+	e->dev[1] = uxdp_null_create("gen", &no);
+	assert_non_null(e->dev[1]);
+	gp.to = uxdp_dev_target(e->dev[0]);
+	t_attach(e, 1, &gp);
+	assert_int_equal(uxdp_dev_up(e->dev[1]), 0);
+	while (sent < total) {
+		want = sent + round;
+		for (t0 = t_now_ms(); t_get(&gp.packets) < want &&
+		     t_now_ms() - t0 < T_DEADLINE_MS;)
+			assert_true(uxdp_dev_poll(e->dev[1], 0, (int)(want -
+				    t_get(&gp.packets))) >= 0);
+		assert_int_equal(t_get(&gp.packets), want);
+		sent = want;
+		for (t0 = t_now_ms(); got < sent &&
+		     t_now_ms() - t0 < T_DEADLINE_MS;) {
+			len = tb_pkt_recv(e->fd[0], f, sizeof(f), 100);
+			if (len == -ETIMEDOUT)
+				continue;
+			assert_int_equal(len, sizeof(tmpl));
+			assert_true(tb_frame_check(f, (size_t)len, &seq));
+			got++;
+		}
+		assert_int_equal(uxdp_afxdp_queue_stats(e->dev[0], 0, &qs), 0);
+		if (got < sent)
+			fail_msg("%u of %u frames out; %" PRIu64 " refused for "
+				 "want of a copy buffer, stash %u", got, sent,
+				 qs.tx_no_buffer, qs.tx_stash);
+	}
+	assert_int_equal(qs.tx_copy, total);
+	assert_int_equal(qs.tx_no_buffer, 0);
+	assert_int_equal(uxdp_dev_down(e->dev[1]), 0);
+	/* The last completions are the poller's to reap: one comes now. */
+	t0 = t_now_ms();
+	do {
+		assert_true(uxdp_dev_poll(e->dev[0], 0, 64) >= 0);
+		assert_int_equal(uxdp_afxdp_queue_stats(e->dev[0], 0, &qs), 0);
+	} while (qs.tx_in_flight && t_now_ms() - t0 < T_DEADLINE_MS &&
+		 !usleep(1000));
+	assert_int_equal(qs.tx_in_flight, 0);
+	t_end_device(e, 0, "va");
+	assert_int_equal(t_xsk_sockets(), 0);
+}
+
 /* ---- two queues ---------------------------------------------------------- */
 
 /* veth hands a redirected frame to the peer's queue (CPU % queues): the
@@ -1481,6 +1553,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tx_reflect_and_copy,
 						setup_1q, teardown),
+		cmocka_unit_test_setup_teardown(test_tx_copy_without_poller,
+						setup_1q, teardown),
 		cmocka_unit_test_setup_teardown(test_two_queues, setup_2q,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unbound_queue, setup_2q,
@@ -1536,5 +1610,6 @@ int main(int argc, char **argv)
 	if (s < 0)
 		t_skip_program("no AF_XDP sockets here: %s", strerror(errno));
 	close(s);
+	t_test_filter();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1683,31 +1683,39 @@ static inline bool afx_frame_addr(const struct afx_q *q,
 }
 
 /*
- * Top the copy stash up from the pool (the poller: the pool's owner),
- * when it is below half. Stash plus stash buffers in flight never exceed
- * tx_size, so completions never overflow the stash array.
+ * Top the copy stash up from the pool (the poller: the pool's owner, or
+ * the opener before any poller), when it is below half, back to half.
+ * Stash plus stash buffers in flight never exceed tx_size, so completions
+ * never overflow the stash array. Half, not a batch: the first frames
+ * through a port come all at once, before its poller has run a second
+ * time, and a stash of one batch ran dry under them (test_fwd_netns
+ * test_two_queues lost them as txq_full).
  */
 static void afx_stash_topup(struct afx_q *q)
 {
 	struct uxdp_buff *bufs[AFX_FILL_BATCH];
 	uint32_t have, want, n, k;
 
-	have = __atomic_load_n(&q->stash_cnt, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&q->inflight, __ATOMIC_RELAXED);
-	if (have >= q->tx_size / 2)
-		return;
-	want = MIN(q->tx_size - have, (uint32_t)AFX_FILL_BATCH);
-	n = uxdp_pool_alloc_batch(q->pool, bufs, want);
-	if (!n)
-		return;
-	uxdp_spin_lock(&q->tx_lock);
-	k = MIN(n, q->tx_size - q->nstash - (q->sw_head - q->sw_tail));
-	memcpy(&q->stash[q->nstash], bufs, k * sizeof(*bufs));
-	q->nstash += k;
-	__atomic_store_n(&q->stash_cnt, q->nstash, __ATOMIC_RELAXED);
-	uxdp_spin_unlock(&q->tx_lock);
-	if (k < n)
-		uxdp_pool_free_batch(q->pool, bufs + k, n - k);
+	for (;;) {
+		have = __atomic_load_n(&q->stash_cnt, __ATOMIC_RELAXED) +
+		       __atomic_load_n(&q->inflight, __ATOMIC_RELAXED);
+		if (have >= q->tx_size / 2)
+			return;
+		want = MIN(q->tx_size / 2 - have, (uint32_t)AFX_FILL_BATCH);
+		n = uxdp_pool_alloc_batch(q->pool, bufs, want);
+		if (!n)
+			return;
+		uxdp_spin_lock(&q->tx_lock);
+		k = MIN(n, q->tx_size - q->nstash - (q->sw_head - q->sw_tail));
+		memcpy(&q->stash[q->nstash], bufs, k * sizeof(*bufs));
+		q->nstash += k;
+		__atomic_store_n(&q->stash_cnt, q->nstash, __ATOMIC_RELAXED);
+		uxdp_spin_unlock(&q->tx_lock);
+		if (k < n) {
+			uxdp_pool_free_batch(q->pool, bufs + k, n - k);
+			return;
+		}
+	}
 }
 
 /*
@@ -1800,9 +1808,16 @@ static int afx_xdp_xmit(struct uxdp_dev *dev, int n, struct uxdp_frame **frames,
 		return 0;
 	while (sent < (uint32_t)n) {
 		want = MIN((uint32_t)n - sent, (uint32_t)AFX_COMP_BATCH);
-		/* Completions first, when they would make room. */
+		/*
+		 * Completions first, when they would make room: in the TX
+		 * ring, or in the stash that frames of another UMEM are
+		 * copied into. The poller reaps too, but only once it runs;
+		 * a sender that waited for it would drop what a completion
+		 * already in the ring could carry.
+		 */
 		if (__atomic_load_n(&q->inflight, __ATOMIC_RELAXED) +
-		    want > q->tx_size)
+		    want > q->tx_size ||
+		    __atomic_load_n(&q->stash_cnt, __ATOMIC_RELAXED) < want)
 			afx_tx_reap(q);
 		uxdp_spin_lock(&q->tx_lock);
 		if (uxdp_unlikely(!q->tx_ok || !uxdp_dev_is_up(dev))) {
