@@ -1033,7 +1033,9 @@ static void test_pacer(void **state)
 	assert_int_equal(uxdp_pacer_due(&p, true), 0);
 
 	/* A 200 s backlog (2000 packets): one burst. Asking leaves it; the
-	 * poller's commit forgets the rest and restarts the clock. */
+	 * poller's commit forgets the rest and restarts the clock. On a
+	 * machine up for less than 225 s this t0 is before the clock's
+	 * zero: still 225 s ago (it said "ahead" once, and failed here). */
 	p.t0 -= 300000000000ULL;
 	p.sent = 0;
 	t0 = p.t0;
@@ -1043,6 +1045,16 @@ static void test_pacer(void **state)
 	assert_true(p.t0 > t0 + 190000000000ULL);
 	assert_int_equal(p.sent, 0);
 	assert_true(uxdp_pacer_due(&p, false) < UXDP_PACER_BURST);
+
+	/* A t0 5 s before the clock's zero is in the past, whatever the
+	 * machine's uptime: at 10^6 pps more than a burst is due. */
+	p.t0 = 0ULL - 5000000000ULL;
+	p.sent = 0;
+	p.num = 1000000;
+	p.den = 1;
+	assert_int_equal(uxdp_pacer_due(&p, false), UXDP_PACER_BURST);
+	p.num = 30;
+	p.den = 3;
 
 	/* The timer ticks (every 100 ms at 10 pps) until stopped. */
 	pfd.fd = p.fd;

@@ -104,7 +104,10 @@ UXDP_API uint64_t uxdp_pacer_due(struct uxdp_pacer *p, bool commit)
 	t0 = __atomic_load_n(&p->t0, __ATOMIC_RELAXED);
 	sent = __atomic_load_n(&p->sent, __ATOMIC_RELAXED);
 	now = pacer_now();
-	if (now < t0)
+	/* The distance, not the order of the two readings: a t0 moved back
+	 * past the clock's zero (a machine up for less time than the
+	 * backlog, as a test makes one) is still in the past. */
+	if ((int64_t)(now - t0) < 0)
 		return 0;	/* another thread's t0, a moment ahead */
 	due = (uint64_t)((unsigned __int128)(now - t0) * p->num /
 			 ((unsigned __int128)p->den * NSEC));
