@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The afxdp driver's XDP program (src/drivers/afxdp.c): every packet that
+ * The afxdp driver's XDP program (src/drivers/afxdp/): every packet that
  * arrives on a queue with an AF_XDP socket of ours goes to that socket;
  * the rest go on to the kernel's stack, counted per queue, so a port that
  * binds fewer queues than the interface has can tell what it missed.
