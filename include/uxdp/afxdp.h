@@ -38,7 +38,7 @@
  *
  * The kernel side lives while the device is up: uxdp_dev_up() binds the
  * sockets (a bind refused with EBUSY, the queue not yet released by a
- * socket closed a moment ago, is retried with backoff for up to a second),
+ * socket closed a moment ago, is retried with backoff for up to 2 s),
  * puts them in the XSKMAP, then attaches the XDP program that redirects
  * each queue's packets to its socket (packets of queues without a socket
  * go to the stack, counted). uxdp_dev_down() detaches the program (only
@@ -102,8 +102,10 @@
  * queue count; an MTU too large for the chunk; a bad option), ENOMEM,
  * ENOSPC (a shared group's UMEM has no room left). At uxdp_dev_up():
  * EOPNOTSUPP (zerocopy asked for, not available; or no XDP mode works),
- * EBUSY (the queue is bound by someone else, or another program that is
- * not libxdp's is attached), ENOBUFS (the kernel could not pin the UMEM:
+ * EBUSY (the queue is bound by someone else: the message names the
+ * processes with AF_XDP sockets open in the namespace, or says none has
+ * one and the kernel is still releasing a closed socket's hold; or
+ * another program that is not libxdp's is attached), ENOBUFS (the kernel could not pin the UMEM:
  * raise RLIMIT_MEMLOCK or use fewer frames).
  *
  * Namespaces: the interface is looked up in the network namespace of the

@@ -6,7 +6,8 @@
 
 #include "../internal.h"
 
-static __thread char err_buf[256];
+/* Room for a reason with a list in it (a busy queue names its holders). */
+static __thread char err_buf[512];
 UXDP_TLS_FAST char uxdp_thread_tok;
 
 UXDP_EXPORT const char *uxdp_errmsg(void)

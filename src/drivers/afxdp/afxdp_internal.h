@@ -8,6 +8,7 @@
  *			interface registry: XSKMAP, miss counters, the program
  *	umem.c		UMEMs (a queue's own, shared groups) and queue memory
  *	sock.c		AF_XDP sockets: bind, close, kernel statistics
+ *	busy.c		who holds a queue a bind found busy
  *	datapath.c	receive, transmit, poll: the hot path, one unit
  *	dev.c		up and down, destroy, create: the device's life
  *	info.c		what was obtained: info, queue stats, the report
@@ -106,7 +107,10 @@ extern const size_t uxdp_afxdp_bpf_obj_len;
 /* Kicks per poll while the TX ring holds frames: copy mode moves at most
  * 32 per sendto(), so this is up to 256 frames a poll. */
 #define AFX_KICK_ROUNDS		8
-#define AFX_BIND_RETRY_MS	1000	/* EBUSY re-binds, total */
+/* EBUSY re-binds, total: a socket closed by another process (a forwarder
+ * restarted) releases its queue in the kernel's deferred work, which a
+ * loaded machine can hold up for a second or more. */
+#define AFX_BIND_RETRY_MS	2000
 #define AFX_TX_DRAIN_MS		100	/* waiting for completions at close */
 #define AFX_VLAN_ETH_HLEN	18	/* a frame is at most MTU + this */
 #define AFX_MIN_MAP_ENTRIES	64
@@ -353,6 +357,10 @@ void afx_kst_add(struct xdp_statistics *a,
 int afx_kst_read(const struct afx_q *q, struct xdp_statistics *st);
 int afx_sock_open(struct afx_q *q, const char *ifname);
 void afx_umem_close(struct afx_umem *um);
+
+/* busy.c: "; AF_XDP sockets in this namespace are open in pid N (comm)"
+ * or why no process could be named, for a bind's EBUSY message. */
+void afx_busy_holders(char *buf, size_t len);
 
 /* datapath.c */
 uint32_t afx_tx_reap(struct afx_q *q);

@@ -154,12 +154,16 @@ int afx_sock_open(struct afx_q *q, const char *ifname)
 	if (err) {
 		q->xsk = NULL;
 		afx_umem_unregister_idle(um);
-		if (err == -EBUSY)
+		if (err == -EBUSY) {
+			char who[320];
+
+			afx_busy_holders(who, sizeof(who));
 			return uxdp_set_error(EBUSY, "afxdp %s: queue %u is "
-					      "busy: another AF_XDP socket is "
-					      "bound to it (retried for %d ms)",
+					      "still held by another AF_XDP "
+					      "socket after %d ms of retries%s",
 					      ifname, q->qid,
-					      AFX_BIND_RETRY_MS);
+					      AFX_BIND_RETRY_MS, who);
+		}
 		if ((err == -EOPNOTSUPP || err == -EPROTONOSUPPORT) &&
 		    (q->bind_flags & XDP_ZEROCOPY))
 			return uxdp_set_error(EOPNOTSUPP, "afxdp %s: no "
