@@ -205,6 +205,50 @@ PY
 		fail "fwd: uxdp-fwd missing when another forwarder failed"
 fi
 
+# ---- libxdp_fwd: a queue still held is retried, then named ----
+# A second forwarder on queues the first holds gives up after its 2 s of
+# EBUSY retries, saying so; once the first is gone a third starts at
+# once (the retries wait out the kernel's deferred release of the dead
+# sockets' queues). The bench's fwd runs forwarders back to back on the
+# same queues and met that EBUSY under ctest -j2.
+lx=$(dirname "$bench")/uxdp-bench-libxdp-fwd
+if [ "$(id -u)" = 0 ] && [ -x "$lx" ]; then
+	ns=uxdp-bench-busy-$$
+	lxrun() { ip netns exec "$ns" env LIBXDP_SKIP_DISPATCHER=1 "$lx" "$@"; }
+	# Two pairs, b0-p0 and b1-p1: a forwarder between the two ends of
+	# one pair would loop every frame back to itself.
+	if ip netns add "$ns" &&
+	   ip -n "$ns" link add b0 type veth peer name p0 &&
+	   ip -n "$ns" link add b1 type veth peer name p1 &&
+	   ip -n "$ns" link set b0 up && ip -n "$ns" link set b1 up &&
+	   ip -n "$ns" link set p0 up && ip -n "$ns" link set p1 up; then
+		# A simple command: $! is the forwarder itself (ip and env
+		# exec it), the process the SIGINT below is for.
+		ip netns exec "$ns" env LIBXDP_SKIP_DISPATCHER=1 "$lx" \
+			--duration 30 b0 b1 >"$tmp/lx-a" 2>&1 &
+		apid=$!
+		i=0
+		while [ $i -lt 200 ] && ! ip -n "$ns" link show b1 |
+		      grep -q 'prog/xdp'; do
+			sleep 0.05
+			i=$((i + 1))
+		done
+		t0=$(date +%s%N)
+		run_to "$tmp/lx-b" 1 "libxdp_fwd: socket on b0 queue 0: still held by another AF_XDP socket after 2000 ms of retries" \
+			lxrun --duration 1 b0 b1
+		t1=$(date +%s%N)
+		[ $(((t1 - t0) / 1000000)) -ge 1900 ] ||
+			fail "libxdp_fwd: gave up on a held queue in $(((t1 - t0) / 1000000)) ms, before its retries"
+		kill -INT "$apid" 2>/dev/null || true
+		wait "$apid" || fail "libxdp_fwd: the first forwarder failed: $(cat "$tmp/lx-a")"
+		run_to "$tmp/lx-c" 0 "" \
+			lxrun --duration 1 b0 b1
+	else
+		fail "libxdp_fwd: cannot make namespace $ns"
+	fi
+	ip netns del "$ns" 2>/dev/null || true
+fi
+
 # ---- soak: a short one under churn passes, and it can fail ----
 # The epochs' configurations and the churn come from a random seed; a
 # failure prints it (--seed repeats the run's choices).

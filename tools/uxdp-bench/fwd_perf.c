@@ -78,6 +78,7 @@
 #define FWD_SETTLE_MS		500
 #define FWD_STOP_MS		10000
 #define FWD_CLEAR_MS		5000
+#define FWD_BUSY_MS		2000	/* restarts of a DUT that met EBUSY */
 #define FWD_SLICE		16384	/* frames per generator run */
 #define FWD_FRAME_LEN		64
 #define FWD_RING		"8192"
@@ -467,6 +468,18 @@ static char *dut_output(struct fwd_dut *d)
 	return s;
 }
 
+/* It said its queue was busy (EBUSY, in any tool's words). */
+static bool dut_busy(struct fwd_dut *d)
+{
+	char *out = dut_output(d);
+	bool busy = out && (strstr(out, "resource busy") ||
+			    strstr(out, "still held") ||
+			    strstr(out, "EBUSY"));
+
+	free(out);
+	return busy;
+}
+
 static void dut_close(struct fwd_dut *d)
 {
 	if (d->in >= 0)
@@ -647,7 +660,7 @@ static int fwd_case_run(void *arg, uint64_t ops, double *out)
 	struct bench_thread *th = NULL;
 	struct tb_gen_opts go = { .cpu = -1 };
 	uint64_t t0 = 0, t1 = 0, c0 = 0, c1 = 0, s0 = 0, s1 = 0, start;
-	uint64_t ms = ops;
+	uint64_t ms = ops, busy_t0;
 	long long u0 = -1, u1 = -1;
 	const char *which;
 	struct fwd_dut d;
@@ -674,6 +687,8 @@ static int fwd_case_run(void *arg, uint64_t ops, double *out)
 			  tb_errmsg());
 		return err;
 	}
+	busy_t0 = mono_ms();
+again:
 	err = dut_start(b, c, &d);
 	if (err) {
 		bench_why("cannot start %s: %s", c->exe, strerror(-err));
@@ -684,6 +699,16 @@ static int fwd_case_run(void *arg, uint64_t ops, double *out)
 	start = mono_ms();
 	for (;;) {
 		if (dut_gone(&d)) {
+			/* The last forwarder's sockets may still hold the
+			 * queues (the kernel releases them after close):
+			 * a DUT that gave up on EBUSY by itself (testpmd
+			 * does not retry) is started again, for a while. */
+			if (dut_busy(&d) &&
+			    mono_ms() - busy_t0 < FWD_BUSY_MS) {
+				dut_close(&d);
+				sleep_ms(50);
+				goto again;
+			}
 			dut_why(c, &d, "exited before it was ready");
 			err = -ECHILD;
 			goto out;

@@ -59,6 +59,7 @@
 #define DEFAULT_RING	8192
 #define MAX_BATCH	1024
 #define KICK_ROUNDS	8	/* TX kicks a pass, at most */
+#define BIND_RETRY_MS	2000	/* EBUSY re-binds, total (sock_create) */
 
 struct port {
 	const char *ifname;
@@ -195,6 +196,42 @@ static void parse_args(struct fwd *f, int argc, char **argv)
 
 /* ---- set-up -------------------------------------------------------------- */
 
+
+/*
+ * Socket @i on queue 0 of its interface: the first on the UMEM's own fill
+ * and completion rings, the second on rings of its own. A queue that a
+ * socket closed moments ago (by a forwarder that ran before this one)
+ * stays held until the kernel's deferred release runs: EBUSY, retried
+ * with backoff for up to BIND_RETRY_MS.
+ */
+static int sock_create(struct fwd *f, int i, const struct xsk_socket_config *sc)
+{
+	struct timespec t0, now, nap;
+	long backoff_ms = 1, spent_ms;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		err = i ? xsk_socket__create_shared(&f->p[1].xsk,
+						    f->p[1].ifname, 0, f->umem,
+						    &f->p[1].rx, &f->p[1].tx,
+						    &f->p[1].fill,
+						    &f->p[1].comp, sc) :
+			  xsk_socket__create(&f->p[0].xsk, f->p[0].ifname, 0,
+					     f->umem, &f->p[0].rx,
+					     &f->p[0].tx, sc);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		spent_ms = (now.tv_sec - t0.tv_sec) * 1000 +
+			   (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (err != -EBUSY || spent_ms >= BIND_RETRY_MS)
+			return err;
+		nap.tv_sec = 0;
+		nap.tv_nsec = backoff_ms * 1000000L;
+		nanosleep(&nap, NULL);
+		backoff_ms = backoff_ms * 2 > 64 ? 64 : backoff_ms * 2;
+	}
+}
+
 static int setup(struct fwd *f)
 {
 	struct xsk_umem_config uc = {
@@ -240,20 +277,21 @@ static int setup(struct fwd *f)
 		fprintf(stderr, PROG ": UMEM: %s\n", strerror(-err));
 		return -1;
 	}
-	err = xsk_socket__create(&f->p[0].xsk, f->p[0].ifname, 0, f->umem,
-				 &f->p[0].rx, &f->p[0].tx, &sc);
-	if (err) {
-		fprintf(stderr, PROG ": socket on %s queue 0: %s\n",
-			f->p[0].ifname, strerror(-err));
-		return -1;
-	}
-	err = xsk_socket__create_shared(&f->p[1].xsk, f->p[1].ifname, 0,
-					f->umem, &f->p[1].rx, &f->p[1].tx,
-					&f->p[1].fill, &f->p[1].comp, &sc);
-	if (err) {
-		fprintf(stderr, PROG ": socket on %s queue 0 (shared UMEM): "
-			"%s\n", f->p[1].ifname, strerror(-err));
-		return -1;
+	for (i = 0; i < 2; i++) {
+		err = sock_create(f, i, &sc);
+		if (err == -EBUSY) {
+			fprintf(stderr, PROG ": socket on %s queue 0%s: still "
+				"held by another AF_XDP socket after %d ms of "
+				"retries\n", f->p[i].ifname,
+				i ? " (shared UMEM)" : "", BIND_RETRY_MS);
+			return -1;
+		}
+		if (err) {
+			fprintf(stderr, PROG ": socket on %s queue 0%s: %s\n",
+				f->p[i].ifname, i ? " (shared UMEM)" : "",
+				strerror(-err));
+			return -1;
+		}
 	}
 	for (i = 0; i < 2; i++)
 		f->p[i].fd = xsk_socket__fd(f->p[i].xsk);
