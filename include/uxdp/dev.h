@@ -112,6 +112,37 @@ uint32_t uxdp_dev_num_txq(const struct uxdp_dev *dev);
 uint32_t uxdp_dev_mtu(const struct uxdp_dev *dev);
 
 /*
+ * The link under a device: for a driver on a Linux interface (afxdp), the
+ * interface's state as the kernel has it (IFF_UP and IFF_RUNNING, the
+ * kernel's netif_running() and netif_carrier_ok()), whether it still
+ * exists, and its MTU now. In-process devices are always UP, with the
+ * MTU they enforce.
+ */
+enum uxdp_link_state {
+	UXDP_LINK_UP,		/* up, with carrier: frames move */
+	UXDP_LINK_DOWN,		/* down, or no carrier: nothing moves */
+	UXDP_LINK_GONE,		/* the interface was deleted */
+};
+
+struct uxdp_link_info {
+	enum uxdp_link_state state;
+	uint32_t mtu;		/* the interface's now; 0: unknown or gone */
+};
+
+/*
+ * Ask the driver for the link's state now (a control call: any thread;
+ * for afxdp a few ioctls in the device's namespace). Returns 0, or -errno
+ * when it cannot tell. What to do with it is the application's: a port
+ * whose link went down keeps frames the kernel has not sent in its
+ * rings, and uxdp_dev_down() gives them back (counted as down); after
+ * UXDP_LINK_UP again, uxdp_dev_up() binds anew. Meanwhile a queue whose
+ * kernel socket says the link is down refuses transmits (counted as
+ * down) and its poller stops kicking it, so no thread spins on it.
+ */
+int uxdp_dev_link(struct uxdp_dev *dev, struct uxdp_link_info *info);
+const char *uxdp_link_state_str(enum uxdp_link_state state);
+
+/*
  * Bring the device up / down. up returns 0 or -errno from the driver, and
  * wakes the threads that poll the device. down waits for polls and
  * transmits in progress to end (a grace period), then the driver gives back

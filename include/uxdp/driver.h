@@ -104,6 +104,12 @@ struct uxdp_dev_ops {
 	 */
 	int (*xsk_pool_setup)(struct uxdp_dev *dev, uint32_t q,
 			      struct uxdp_pool *pool);
+	/*
+	 * The link under the device, for uxdp_dev_link() (a control call,
+	 * any thread, up or down): its state and MTU into @info. NULL: the
+	 * link is always up, with the device's MTU.
+	 */
+	int (*link)(struct uxdp_dev *dev, struct uxdp_link_info *info);
 };
 
 /* ---- Set-up: the driver's create function ------------------------------------ */
@@ -214,6 +220,15 @@ enum uxdp_txq_refusal {
 	UXDP_TXQ_DOWN,		/* device or peer down, no program */
 	UXDP_TXQ_BAD_FLAGS,	/* unknown xmit flags: counts the call */
 };
+
+/*
+ * Count @sent frames of @bytes as sent, without counting a call: for a
+ * driver that counts frames when the hardware (or the kernel) is done
+ * with them, and its xdp_xmit calls with uxdp_txq_count(dev, q, 0, 0).
+ * The same one-writer rule.
+ */
+void uxdp_txq_count_sent(struct uxdp_dev *dev, uint32_t q, uint32_t sent,
+			 uint64_t bytes);
 
 /* Count @n frames refused for @why, from any thread (an atomic add). */
 void uxdp_txq_count_refused(struct uxdp_dev *dev, uint32_t q,

@@ -239,6 +239,15 @@ UXDP_EXPORT void uxdp_txq_count(struct uxdp_dev *dev, uint32_t q,
 	stat_inc(&st->xmit_calls);
 }
 
+UXDP_EXPORT void uxdp_txq_count_sent(struct uxdp_dev *dev, uint32_t q,
+				     uint32_t sent, uint64_t bytes)
+{
+	struct uxdp_txq_stats *st = &dev->txq[q].stats;
+
+	stat_add(&st->packets, sent);
+	stat_add(&st->bytes, bytes);
+}
+
 UXDP_EXPORT void uxdp_txq_count_atomic(struct uxdp_dev *dev, uint32_t q,
 				       uint32_t sent, uint64_t bytes)
 {
@@ -367,6 +376,29 @@ UXDP_EXPORT uint32_t uxdp_dev_mtu(const struct uxdp_dev *dev)
 UXDP_EXPORT void uxdp_dev_set_mtu(struct uxdp_dev *dev, uint32_t mtu)
 {
 	__atomic_store_n(&dev->mtu, mtu, __ATOMIC_RELAXED);
+}
+
+UXDP_EXPORT int uxdp_dev_link(struct uxdp_dev *dev, struct uxdp_link_info *info)
+{
+	if (!dev || !info)
+		return uxdp_set_error(EINVAL, "uxdp_dev_link: NULL %s",
+				      dev ? "info" : "device");
+	info->state = UXDP_LINK_UP;
+	info->mtu = uxdp_dev_mtu(dev);
+	return dev->ops->link ? dev->ops->link(dev, info) : 0;
+}
+
+UXDP_EXPORT const char *uxdp_link_state_str(enum uxdp_link_state state)
+{
+	switch (state) {
+	case UXDP_LINK_UP:
+		return "up";
+	case UXDP_LINK_DOWN:
+		return "down";
+	case UXDP_LINK_GONE:
+		return "gone";
+	}
+	return "?";
 }
 
 /* ---- state, programs, handlers ------------------------------------------------------ */

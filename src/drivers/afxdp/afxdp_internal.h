@@ -112,6 +112,7 @@ extern const size_t uxdp_afxdp_bpf_obj_len;
  * loaded machine can hold up for a second or more. */
 #define AFX_BIND_RETRY_MS	2000
 #define AFX_TX_DRAIN_MS		100	/* waiting for completions at close */
+#define AFX_LINK_PROBE_MS	250	/* a down link's kick, at most this often */
 #define AFX_VLAN_ETH_HLEN	18	/* a frame is at most MTU + this */
 #define AFX_MIN_MAP_ENTRIES	64
 #define AFX_MAX_RING		(1U << 16)
@@ -222,6 +223,7 @@ struct afx_umem {
 struct afx_txent {
 	uintptr_t p;
 	uint64_t addr;
+	uint32_t len;			/* counted as sent at completion */
 };
 #define AFX_TXENT_STASH	((uintptr_t)1)
 
@@ -274,6 +276,11 @@ struct afx_q {
 	/* ---- Transmit (tx_lock). */
 	struct uxdp_spinlock tx_lock __attribute__((aligned(UXDP_CACHE_LINE)));
 	bool tx_ok;
+	/* Up, but the copy stash is the poller's to stock first: it opens
+	 * transmits at its next poll (afx_q_set_ok). tx_arm_pending: what
+	 * up decided, under afx_lock. */
+	uint32_t tx_arm;
+	bool tx_arm_pending;
 	struct uxdp_ring tx, comp;
 	struct afx_txent *sw;
 	uint32_t sw_head, sw_tail;
@@ -282,6 +289,12 @@ struct afx_q {
 	/* Mirrors for lock-free readers (rx_pending, the poller). */
 	uint32_t inflight;		/* sw_head - sw_tail */
 	uint32_t stash_cnt;		/* nstash */
+	/* The last kick said the link is down (ENETDOWN, ENXIO): no kicks,
+	 * no transmits, no waiting for completions, but a probe every
+	 * AFX_LINK_PROBE_MS (datapath.c). Cleared by a kick that works and
+	 * by a new socket. Relaxed: a late reader kicks once too often. */
+	uint32_t link_down;
+	uint64_t link_probe_ms;
 
 	struct afx_qstats st;
 };
@@ -320,6 +333,7 @@ struct afx_quiet {
 struct afx_ifinfo {
 	int ifindex;
 	bool up;
+	bool running;			/* IFF_RUNNING: up, with carrier */
 	uint32_t mtu;
 	uint32_t rxq, txq;		/* 0: unknown */
 	char driver[32];

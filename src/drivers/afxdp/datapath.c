@@ -152,7 +152,7 @@ uint32_t afx_tx_reap(struct afx_q *q)
 	const uint32_t mask = q->tx_size - 1;
 
 	do {
-		uint64_t mismatch = 0;
+		uint64_t mismatch = 0, bytes = 0;
 
 		uxdp_spin_lock(&q->tx_lock);
 		n = q->sw_head - q->sw_tail;
@@ -165,6 +165,7 @@ uint32_t afx_tx_reap(struct afx_q *q)
 			if (uxdp_unlikely(*uxdp_ring_addr(&q->comp, idx + i) !=
 					  e->addr))
 				mismatch++;
+			bytes += e->len;
 			if (e->p & AFX_TXENT_STASH)
 				q->stash[q->nstash++] = (struct uxdp_buff *)
 					(e->p & ~AFX_TXENT_STASH);
@@ -174,6 +175,11 @@ uint32_t afx_tx_reap(struct afx_q *q)
 		if (n) {
 			uxdp_ring_cons_release(&q->comp, n);
 			st_add(&q->st.tx_completed, n);
+			/* Sent is what the kernel is done with (a NIC driver
+			 * counts in its TX clean-up too); under the TX lock,
+			 * the counters' one writer. */
+			if (q->dev)
+				uxdp_txq_count_sent(q->dev, q->idx, n, bytes);
 			if (mismatch)
 				st_add(&q->st.comp_mismatch, mismatch);
 			__atomic_store_n(&q->inflight, q->sw_head - q->sw_tail,
@@ -191,20 +197,62 @@ uint32_t afx_tx_reap(struct afx_q *q)
 	return total;
 }
 
+static uint64_t afx_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * Whether the queue's link is down as far as the datapath knows: its last
+ * kick said ENETDOWN (the interface is down) or ENXIO (the interface was
+ * deleted: the kernel unbound the socket). Then nothing is kicked, sent or
+ * waited for, except one probe every AFX_LINK_PROBE_MS, which says when
+ * the link is back. Without this, a frame left on the TX ring kept its
+ * poller kicking in a loop (16 million failed sendto()s in 4 s).
+ */
+static bool afx_link_blocked(struct afx_q *q)
+{
+	uint64_t now;
+
+	if (uxdp_likely(!__atomic_load_n(&q->link_down, __ATOMIC_RELAXED)))
+		return false;
+	now = afx_mono_ms();
+	if (now - __atomic_load_n(&q->link_probe_ms, __ATOMIC_RELAXED) <
+	    AFX_LINK_PROBE_MS)
+		return true;
+	/* This caller probes; another at the same moment may too. */
+	__atomic_store_n(&q->link_probe_ms, now, __ATOMIC_RELAXED);
+	return false;
+}
+
 /* Ring the kernel's TX doorbell once: sendto(). */
 static bool afx_tx_kick_once(struct afx_q *q)
 {
+	int err;
+
 	if (q->wakeup && !uxdp_ring_needs_wakeup(&q->tx))
 		return false;
 	st_inc_any(&q->st.tx_kicks);
-	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
+	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0) {
+		if (uxdp_unlikely(__atomic_load_n(&q->link_down,
+						  __ATOMIC_RELAXED)))
+			__atomic_store_n(&q->link_down, 0, __ATOMIC_RELAXED);
 		return true;
-	if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS ||
-	    errno == EINTR) {
+	}
+	err = errno;
+	if (err == EAGAIN || err == EBUSY || err == ENOBUFS || err == EINTR) {
 		st_inc_any(&q->st.tx_kick_again);
 		return true;
 	}
 	st_inc_any(&q->st.tx_kick_errors);
+	if (err == ENETDOWN || err == ENXIO) {
+		__atomic_store_n(&q->link_probe_ms, afx_mono_ms(),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&q->link_down, 1, __ATOMIC_RELAXED);
+	}
 	return false;
 }
 
@@ -213,6 +261,8 @@ static void afx_tx_kick(struct afx_q *q)
 {
 	int r;
 
+	if (afx_link_blocked(q))
+		return;
 	for (r = 0; r < AFX_KICK_ROUNDS && uxdp_ring_count(&q->tx); r++)
 		if (!afx_tx_kick_once(q))
 			break;
@@ -320,6 +370,7 @@ static uint32_t afx_tx_post(struct afx_q *q, struct uxdp_frame **frames,
 			copied[nc++] = f;
 		}
 		e->addr = addr;
+		e->len = f->len;
 		d->addr = addr;
 		d->len = f->len;
 		d->options = 0;
@@ -362,6 +413,16 @@ int afx_xdp_xmit(struct uxdp_dev *dev, int n, struct uxdp_frame **frames,
 	}
 	if (uxdp_unlikely(n <= 0))
 		return 0;
+	/* A link known to be down takes nothing (the frames go back to
+	 * the caller, counted as down), unless this call's probe finds it
+	 * back. */
+	if (uxdp_unlikely(afx_link_blocked(q) ||
+			  (__atomic_load_n(&q->link_down, __ATOMIC_RELAXED) &&
+			   !afx_tx_kick_once(q) &&
+			   __atomic_load_n(&q->link_down, __ATOMIC_RELAXED)))) {
+		uxdp_txq_count_refused(dev, qi, UXDP_TXQ_DOWN, (uint32_t)n);
+		return -ENETDOWN;
+	}
 	while (sent < (uint32_t)n) {
 		want = MIN((uint32_t)n - sent, (uint32_t)AFX_COMP_BATCH);
 		/*
@@ -387,7 +448,8 @@ int afx_xdp_xmit(struct uxdp_dev *dev, int n, struct uxdp_frame **frames,
 		}
 		k = afx_tx_post(q, frames + sent, want, copied, &nc, &bytes,
 				&why);
-		uxdp_txq_count(dev, qi, k, bytes);
+		/* The call counts now, its frames when they complete. */
+		uxdp_txq_count(dev, qi, 0, 0);
 		uxdp_spin_unlock(&q->tx_lock);
 		/* Copied: the originals go home at once. */
 		uxdp_frame_return_bulk(copied, nc);
@@ -432,6 +494,14 @@ int afx_poll(struct uxdp_dev *dev, uint32_t qi, struct uxdp_xdp_cpu *ctx,
 		afx_tx_reap(q);
 	}
 	afx_stash_topup(q);
+	if (uxdp_unlikely(__atomic_load_n(&q->tx_arm, __ATOMIC_RELAXED))) {
+		/* Up again, the stash stocked by its pool's owner (this
+		 * thread): transmits may come (afx_q_set_ok). */
+		uxdp_spin_lock(&q->tx_lock);
+		q->tx_ok = true;
+		__atomic_store_n(&q->tx_arm, 0, __ATOMIC_RELAXED);
+		uxdp_spin_unlock(&q->tx_lock);
+	}
 	afx_fill(q);
 	done = afx_rx(q, ctx, budget);
 	if (done)
@@ -458,8 +528,12 @@ bool afx_rx_pending(struct uxdp_dev *dev, uint32_t qi)
 	if (!uxdp_spin_trylock(&q->rx_lock))
 		return false;
 	if (q->rx_ok) {
+		/* Frames in flight are work while they can complete: not
+		 * on a link that is down (a probe comes with the idle
+		 * timeout's poll). */
 		pending = uxdp_ring_count(&q->rx) ||
-			  __atomic_load_n(&q->inflight, __ATOMIC_RELAXED);
+			  (__atomic_load_n(&q->inflight, __ATOMIC_RELAXED) &&
+			   !__atomic_load_n(&q->link_down, __ATOMIC_RELAXED));
 		if (!pending && __atomic_load_n(&q->pool_dry,
 						__ATOMIC_RELAXED)) {
 			struct uxdp_pool_stats ps;

@@ -7,12 +7,20 @@
 
 /* ---- up and down --------------------------------------------------------- */
 
-static void afx_q_set_ok(struct afx_q *q, bool ok)
+/*
+ * Open or close a queue to its poller and to transmits. Up with a copy
+ * stash still to stock (its pool's owner is a poller, who alone may
+ * allocate from it) opens transmits only once that poller has stocked it
+ * (tx_arm, afx_poll): until then they are refused as down, rather than
+ * taken and dropped for want of a copy buffer.
+ */
+static void afx_q_set_ok(struct afx_q *q, bool ok, bool tx_arm)
 {
 	uxdp_spin_lock(&q->rx_lock);
 	uxdp_spin_lock(&q->tx_lock);
 	q->rx_ok = ok;
-	q->tx_ok = ok;
+	q->tx_ok = ok && !tx_arm;
+	__atomic_store_n(&q->tx_arm, ok && tx_arm, __ATOMIC_RELAXED);
 	uxdp_spin_unlock(&q->tx_lock);
 	uxdp_spin_unlock(&q->rx_lock);
 }
@@ -46,7 +54,7 @@ static void afx_down_queues(struct afx_priv *priv, uint32_t n)
 	for (i = 0; i < n; i++) {
 		struct afx_q *q = priv->q[i];
 
-		afx_q_set_ok(q, false);
+		afx_q_set_ok(q, false, false);
 		afx_q_unmap(q);
 	}
 	for (i = 0; i < n; i++) {
@@ -132,8 +140,10 @@ static int afx_open(struct uxdp_dev *dev)
 		 * that thread's to allocate from: it fills at its first poll
 		 * (uxdp_dev_up kicks it).
 		 */
-		if (!__atomic_load_n(&q->polled, __ATOMIC_RELAXED) ||
-		    uxdp_pool_is_owner(q->pool)) {
+		q->tx_arm_pending = __atomic_load_n(&q->polled,
+						    __ATOMIC_RELAXED) &&
+				    !uxdp_pool_is_owner(q->pool);
+		if (!q->tx_arm_pending) {
 			uxdp_spin_lock(&q->rx_lock);
 			afx_stash_topup(q);
 			afx_fill(q);
@@ -152,7 +162,7 @@ static int afx_open(struct uxdp_dev *dev)
 		goto out_undo;
 	priv->ifc->up++;
 	for (i = 0; i < priv->nq; i++)
-		afx_q_set_ok(priv->q[i], true);
+		afx_q_set_ok(priv->q[i], true, priv->q[i]->tx_arm_pending);
 	priv->up = true;
 	afx_warn_unbound(priv);
 	goto out_ns;
@@ -241,6 +251,39 @@ static void afx_destroy(struct uxdp_dev *dev)
 	pthread_mutex_unlock(&afx_lock);
 }
 
+/*
+ * The interface's state now, in the device's namespace: gone when no
+ * interface has its name or one with another ifindex does (deleted, maybe
+ * made again: not the one the sockets were bound to); down when it is
+ * not up or has no carrier (IFF_RUNNING: a veth whose peer is down).
+ */
+static int afx_link(struct uxdp_dev *dev, struct uxdp_link_info *li)
+{
+	struct afx_priv *priv = afx_priv(dev);
+	struct afx_ifinfo fi;
+	struct afx_ns saved;
+	int err;
+
+	pthread_mutex_lock(&afx_lock);
+	err = afx_ns_enter(&priv->ns, &saved);
+	if (!err) {
+		err = afx_ifinfo(priv->ifname, &fi);
+		afx_ns_leave(&saved);
+	}
+	pthread_mutex_unlock(&afx_lock);
+	if (err == -ENODEV || (!err && fi.ifindex != priv->ifc->ifindex)) {
+		li->state = UXDP_LINK_GONE;
+		li->mtu = 0;
+		return 0;
+	}
+	if (err)
+		return uxdp_set_error(-err, "afxdp %s: link state: %s",
+				      priv->ifname, strerror(-err));
+	li->state = fi.up && fi.running ? UXDP_LINK_UP : UXDP_LINK_DOWN;
+	li->mtu = fi.mtu;
+	return 0;
+}
+
 const struct uxdp_dev_ops afx_ops = {
 	.kind = "afxdp",
 	.open = afx_open,
@@ -251,6 +294,7 @@ const struct uxdp_dev_ops afx_ops = {
 	.rx_fd = afx_rx_fd,
 	.rx_pool = afx_rx_pool,
 	.destroy = afx_destroy,
+	.link = afx_link,
 };
 
 /* ---- create -------------------------------------------------------------- */

@@ -140,8 +140,10 @@ int afx_ifinfo(const char *ifname, struct afx_ifinfo *fi)
 		return -errno;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0)
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
 		fi->up = ifr.ifr_flags & IFF_UP;
+		fi->running = ifr.ifr_flags & IFF_RUNNING;
+	}
 	else
 		err = -errno;
 	if (!err && ioctl(s, SIOCGIFMTU, &ifr) == 0)

@@ -184,6 +184,7 @@ int afx_sock_open(struct afx_q *q, const char *ifname)
 	if (first)
 		um->krings_taken = true;
 	q->fd = xsk_socket__fd(q->xsk);
+	__atomic_store_n(&q->link_down, 0, __ATOMIC_RELAXED);
 	q->sock_next = um->socks;
 	um->socks = q;
 
@@ -264,6 +265,11 @@ static void afx_sock_close(struct afx_q *q)
 		if (!afx_tx_reap(q))
 			afx_sleep_ms(1);
 	}
+	/* What the kernel never took (the link was down, say) was not
+	 * sent: dropped here, counted as down. */
+	if (q->dev && q->sw_head != q->sw_tail)
+		uxdp_txq_count_refused(q->dev, q->idx, UXDP_TXQ_DOWN,
+				       q->sw_head - q->sw_tail);
 	if (!afx_kst_read(q, &kst))
 		afx_kst_add(&q->kbase, &kst);
 	epoll_ctl(q->epfd, EPOLL_CTL_DEL, q->fd, NULL);
