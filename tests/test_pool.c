@@ -1104,6 +1104,233 @@ static void test_retire(void **state)
 	}
 }
 
+/* The four ways a buffer goes back, for the tests that try each. */
+enum t_ret_path { T_FREE, T_FREE_BATCH, T_FREE_REMOTE, T_RELEASE, T_NPATHS };
+
+static const char *const t_path_name[T_NPATHS] = {
+	"uxdp_buff_free", "uxdp_pool_free_batch", "uxdp_pool_free_remote",
+	"uxdp_pool_release",
+};
+
+/* Return @b to @p by @path; a release's address, else 0. */
+static uint64_t t_return(struct uxdp_pool *p, struct uxdp_buff *b,
+			 enum t_ret_path path)
+{
+	switch (path) {
+	case T_FREE:
+		uxdp_buff_free(b);
+		break;
+	case T_FREE_BATCH:
+		uxdp_pool_free_batch(p, &b, 1);
+		break;
+	case T_FREE_REMOTE:
+		uxdp_pool_free_remote(p, &b, 1);
+		break;
+	default:
+		return uxdp_pool_release(b);
+	}
+	return 0;
+}
+
+/*
+ * A retired pool ends when its last buffer leaves, whichever way it leaves
+ * (issue 13). A release after retire is a return like the others: the
+ * chunk goes to the application with its address, and the pool no longer
+ * waits for it. Before retire the pool has buffers in every state (on the
+ * free list, released, freed by another thread and not yet taken back,
+ * allocated); while it waits, every return path counts a second return of
+ * a buffer, or another pool's buffer, in bad_free and changes nothing
+ * else. A second pool on the UMEM sees the retired one unbind when its
+ * last buffer goes ("1 pool is still bound"); with UXDP_POOL_RETIRE_UMEM
+ * the UMEM then goes with that second pool (LeakSanitizer checks it went).
+ * Before the fix a release of the last buffer left the pool bound for ever
+ * (umem_destroy: "2 pools are still bound") and leaked pool and UMEM.
+ */
+static void test_retire_last_by_every_path(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		int last, flags;
+
+		for (last = 0; last < T_NPATHS; last++)
+		for (flags = 0; flags <= (int)UXDP_POOL_RETIRE_UMEM; flags++) {
+			struct uxdp_buff *b[8], *kb;
+			struct uxdp_pool_stats st;
+			struct uxdp_pool *keep;
+			uint64_t want, bad = 0;
+			struct t_env e;
+			int i, k;
+
+			t_env_init(&e, c);
+			keep = uxdp_pool_create(e.umem, NULL);
+			assert_non_null(keep);
+			assert_int_equal(uxdp_pool_fill_range(keep, 60, 1), 1);
+			kb = uxdp_pool_alloc(keep);
+			assert_non_null(kb);
+			t_post_range(&e, 0, 8);
+			assert_int_equal(uxdp_pool_alloc_batch(e.pool, b, 8),
+					 8);
+			uxdp_pool_free_batch(e.pool, b, 2);	/* free list */
+			t_env_note_release(&e, b[2]);		/* the app's */
+			uxdp_pool_free_remote(e.pool, b + 3, 1); /* queued */
+			assert_int_equal(t_stats(&e).remote_pending, 1);
+			want = uxdp_buff_umem_addr(b[7]);
+
+			uxdp_pool_retire(e.pool, (uint32_t)flags);
+			/* The queued one was taken back by the retire. */
+			st = t_stats(&e);
+			assert_int_equal(st.outstanding, 4);
+			assert_int_equal(st.remote_pending, 0);
+			assert_int_equal(st.freed, 3);
+			assert_int_equal(st.released, 1);
+			assert_int_equal(st.bad_free, 0);
+
+			/* b[4..6] go back by the three other paths, b[7] by
+			 * @last. */
+			for (i = 0; i < 3; i++)
+				t_return(e.pool, b[4 + i],
+					 (enum t_ret_path)((last + 1 + i) %
+							   T_NPATHS));
+			st = t_stats(&e);
+			assert_int_equal(st.outstanding, 1);
+			assert_int_equal(st.bad_free, 0);
+
+			/* Second returns of every state, every path: counted
+			 * at the call, the pool still waits for b[7]. */
+			for (i = 0; i < 6; i++) {
+				/* Freed, released and remotely freed before
+				 * retire; returned by each path after. */
+				struct uxdp_buff *const again[6] = {
+					b[0], b[2], b[3], b[4], b[5], b[6],
+				};
+
+				for (k = 0; k < T_NPATHS; k++) {
+					uint64_t r = t_return(e.pool, again[i],
+						(enum t_ret_path)k);
+
+					if (k == T_RELEASE)
+						assert_int_equal(r, UINT64_MAX);
+					assert_int_equal(t_stats(&e).bad_free,
+							 ++bad);
+				}
+			}
+			/* Another pool's buffer, through this pool's paths. */
+			uxdp_pool_free_batch(e.pool, &kb, 1);
+			uxdp_pool_free_remote(e.pool, &kb, 1);
+			bad += 2;
+			st = t_stats(&e);
+			assert_int_equal(st.bad_free, bad);
+			assert_int_equal(st.outstanding, 1);
+			assert_int_equal(st.remote_pending, 0);
+
+			/* The last one: the pool is gone after this call. */
+			if (t_return(e.pool, b[7], (enum t_ret_path)last) !=
+			    (last == T_RELEASE ? want : 0))
+				fail_msg("%s of the last buffer: wrong "
+					 "address", t_path_name[last]);
+			if (uxdp_umem_destroy(e.umem) != -EBUSY ||
+			    !strstr(uxdp_errmsg(), "1 pool is still bound"))
+				fail_msg("cfg %u/%u%s, retire 0x%x, last by "
+					 "%s: the retired pool is still bound "
+					 "(%s)", c->chunk_size, c->headroom,
+					 c->unaligned ? "/unaligned" : "",
+					 flags, t_path_name[last],
+					 uxdp_errmsg());
+			/* The other pool was never touched. */
+			assert_int_equal(uxdp_pool_stats(keep, &st), 0);
+			assert_int_equal(st.bad_free, 0);
+			assert_int_equal(st.outstanding, 1);
+			uxdp_buff_free(kb);
+			/* With RETIRE_UMEM the UMEM goes with the last pool
+			 * bound to it, this one. */
+			assert_int_equal(uxdp_pool_destroy(keep), 0);
+			if (!flags)
+				assert_int_equal(uxdp_umem_destroy(e.umem), 0);
+		}
+	}
+}
+
+/*
+ * Retire with nothing out but a remote free not yet taken back, or a
+ * released buffer: the pool goes in the call. With UXDP_POOL_RETIRE_UMEM on
+ * a UMEM other pools share, the UMEM goes with the last pool bound to it,
+ * retired or destroyed, and not before; without the flag it stays the
+ * application's to destroy. Before the fix the pools emptied by a release
+ * stayed bound (LeakSanitizer checks the UMEMs that go on their own).
+ */
+static void test_retire_shared_umem_order(void **state)
+{
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		struct uxdp_buff *a, *b;
+		struct uxdp_pool *q;
+		struct t_env e;
+		int order;
+
+		t_env_init(&e, c);
+		t_post_range(&e, 0, 2);
+		a = uxdp_pool_alloc(e.pool);
+		b = uxdp_pool_alloc(e.pool);
+		assert_non_null(a);
+		assert_non_null(b);
+		t_env_note_release(&e, b);
+		uxdp_pool_free_remote(e.pool, &a, 1);
+		uxdp_pool_retire(e.pool, 0);
+		assert_int_equal(uxdp_umem_destroy(e.umem), 0);
+
+		/* Retired with the flag and nothing out, beside a pool in use:
+		 * the UMEM stays while that one works, and goes with it. */
+		t_env_init(&e, c);
+		q = uxdp_pool_create(e.umem, NULL);
+		assert_non_null(q);
+		uxdp_pool_retire(e.pool, UXDP_POOL_RETIRE_UMEM);
+		assert_int_equal(uxdp_umem_destroy(e.umem), -EBUSY);
+		assert_non_null(strstr(uxdp_errmsg(), "1 pool is still bound"));
+		assert_int_equal(uxdp_pool_fill_range(q, 0, 4), 4);
+		a = uxdp_pool_alloc(q);
+		assert_non_null(a);
+		uxdp_buff_free(a);
+		assert_int_equal(uxdp_pool_destroy(q), 0);	/* UMEM too */
+
+		/* Both retired with buffers out, one with the flag: the UMEM
+		 * goes with the second to empty, whichever that is. */
+		for (order = 0; order < 2; order++) {
+			t_env_init(&e, c);
+			q = uxdp_pool_create(e.umem, NULL);
+			assert_non_null(q);
+			t_post_range(&e, 0, 1);
+			assert_int_equal(uxdp_pool_fill_range(q, 1, 1), 1);
+			a = uxdp_pool_alloc(e.pool);
+			b = uxdp_pool_alloc(q);
+			assert_non_null(a);
+			assert_non_null(b);
+			uxdp_pool_retire(e.pool, UXDP_POOL_RETIRE_UMEM);
+			uxdp_pool_retire(q, 0);
+			assert_int_not_equal(uxdp_pool_release(order ? a : b),
+					     UINT64_MAX);
+			assert_int_equal(uxdp_umem_destroy(e.umem), -EBUSY);
+			assert_non_null(strstr(uxdp_errmsg(),
+					       "1 pool is still bound"));
+			assert_int_not_equal(uxdp_pool_release(order ? b : a),
+					     UINT64_MAX);
+			/* Both pools and the UMEM are gone. */
+		}
+
+		/* Without the flag the UMEM is the application's. */
+		t_env_init(&e, c);
+		q = uxdp_pool_create(e.umem, NULL);
+		assert_non_null(q);
+		t_post_range(&e, 0, 1);
+		a = uxdp_pool_alloc(e.pool);
+		assert_non_null(a);
+		uxdp_pool_retire(e.pool, 0);
+		assert_int_equal(uxdp_pool_destroy(q), 0);
+		assert_int_equal(uxdp_umem_destroy(e.umem), -EBUSY);
+		assert_int_not_equal(uxdp_pool_release(a), UINT64_MAX);
+		assert_int_equal(uxdp_umem_destroy(e.umem), 0);
+	}
+}
+
 /*
  * Shared UMEM (issue 8): several pools over one UMEM, each with its own
  * fill and completion rings, one per (device, queue) as the kernel has it.
@@ -1434,6 +1661,8 @@ int main(void)
 		cmocka_unit_test(test_batch_reads_at_most_nchunks),
 		cmocka_unit_test(test_hostile_fill_producer),
 		cmocka_unit_test(test_retire),
+		cmocka_unit_test(test_retire_last_by_every_path),
+		cmocka_unit_test(test_retire_shared_umem_order),
 		cmocka_unit_test(test_shared_umem),
 		cmocka_unit_test(test_buff_umem_addr),
 	};

@@ -228,12 +228,118 @@ static void test_retire_shared_umem(void **state)
 	}
 }
 
+/*
+ * After uxdp_pool_retire() every return takes the pool's lock, whatever
+ * the path and the thread, and the one that brings the last buffer home
+ * frees the pool (issue 13: a release did neither). Four threads hold a
+ * share of the buffers each. One returns its share with
+ * uxdp_pool_free_remote() from the moment it starts, racing with the
+ * retire (that call is safe at any time). The others start returning once
+ * the retire has returned, as a datapath learns that its device went away:
+ * by release, uxdp_buff_free() and uxdp_pool_free_batch(), one buffer at a
+ * time, interleaved. Whichever is last, the pool goes exactly once: then
+ * the UMEM can be destroyed (ASan: no double free; LSan, in the rounds
+ * that retire with UXDP_POOL_RETIRE_UMEM: no leak; TSan: no race).
+ */
+#define RET_SHARE	8
+
+struct t_retirer {
+	struct uxdp_pool *pool;
+	struct uxdp_buff *bufs[RET_SHARE];
+	uint64_t want[RET_SHARE];	/* release: the addresses expected */
+	uint64_t got[RET_SHARE];
+	int path;			/* 0 free_remote, 1 release, 2 free,
+					 * 3 free_batch */
+	const uint32_t *go;
+};
+
+static void *t_retire_returner(void *arg)
+{
+	struct t_retirer *r = arg;
+	uint32_t i;
+
+	if (r->path)
+		while (!__atomic_load_n(r->go, __ATOMIC_ACQUIRE))
+			sched_yield();
+	for (i = 0; i < RET_SHARE; i++) {
+		switch (r->path) {
+		case 0:
+			uxdp_pool_free_remote(r->pool, &r->bufs[i], 1);
+			break;
+		case 1:
+			r->got[i] = uxdp_pool_release(r->bufs[i]);
+			break;
+		case 2:
+			uxdp_buff_free(r->bufs[i]);
+			break;
+		default:
+			uxdp_pool_free_batch(r->pool, &r->bufs[i], 1);
+			break;
+		}
+		if (i % 3 == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void test_retire_returns_from_threads(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = 2048);
+	int round, rounds = T_TSAN ? 100 : 1000;
+
+	(void)state;
+	for (round = 0; round < rounds; round++) {
+		struct uxdp_umem *u = uxdp_umem_create(NULL, 64 * 2048, &uo);
+		uint32_t flags = round % 2 ? UXDP_POOL_RETIRE_UMEM : 0;
+		struct t_retirer r[4];
+		struct uxdp_pool *p;
+		pthread_t th[4];
+		uint32_t go = 0, i;
+		int k;
+
+		assert_non_null(u);
+		p = uxdp_pool_create(u, NULL);
+		assert_non_null(p);
+		assert_int_equal(uxdp_pool_fill_range(p, 0, 4 * RET_SHARE),
+				 4 * RET_SHARE);
+		for (k = 0; k < 4; k++) {
+			memset(&r[k], 0, sizeof(r[k]));
+			r[k].pool = p;
+			r[k].path = k;
+			r[k].go = &go;
+			assert_int_equal(uxdp_pool_alloc_batch(p, r[k].bufs,
+							       RET_SHARE),
+					 RET_SHARE);
+			for (i = 0; i < RET_SHARE; i++)
+				r[k].want[i] = uxdp_buff_umem_addr(r[k].bufs[i]);
+		}
+		/* The remote freer starts first, so that its frees race with
+		 * the retire; the rest wait for it to have returned. */
+		assert_int_equal(pthread_create(&th[0], NULL,
+						t_retire_returner, &r[0]), 0);
+		for (k = 1; k < 4; k++)
+			assert_int_equal(pthread_create(&th[k], NULL,
+							t_retire_returner,
+							&r[k]), 0);
+		uxdp_pool_retire(p, flags);
+		__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+		for (k = 0; k < 4; k++)
+			assert_int_equal(pthread_join(th[k], NULL), 0);
+		for (i = 0; i < RET_SHARE; i++)
+			assert_int_equal(r[1].got[i], r[1].want[i]);
+		/* Every buffer is home: the pool is gone, unbound. */
+		if (!flags)
+			assert_int_equal(uxdp_umem_destroy(u), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_remote_free_roundtrip),
 		cmocka_unit_test(test_remote_double_free),
 		cmocka_unit_test(test_retire_shared_umem),
+		cmocka_unit_test(test_retire_returns_from_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

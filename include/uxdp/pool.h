@@ -128,21 +128,43 @@ int uxdp_pool_fill_range(struct uxdp_pool *pool, uint32_t first, uint32_t n);
  * Destroy a pool. Buffers on its free list return to the application (the
  * UMEM is the application's memory again; nothing is posted anywhere). The
  * fill ring is left as it is for the next pool. Returns 0, or -EBUSY if
- * buffers are still allocated (nothing is destroyed then).
+ * buffers are still allocated (nothing is destroyed then). If another pool
+ * on the same UMEM was retired with UXDP_POOL_RETIRE_UMEM and is gone, and
+ * this is the last pool bound to the UMEM, the UMEM is destroyed too (it
+ * was handed over: see uxdp_pool_retire()).
  */
 int uxdp_pool_destroy(struct uxdp_pool *pool);
 
 /*
- * Destroy @pool as soon as every buffer is back: at once if none is out,
- * otherwise when the last one is returned, from whatever thread returns it
- * (the kernel's page_pool release). With UXDP_POOL_RETIRE_UMEM the pool's
- * UMEM is destroyed with it, or, when other pools share the UMEM, with the
- * last of them to go (whichever thread that happens on). For a driver whose device goes away while its
- * buffers still travel as frames elsewhere (in another device's ring, a
- * socket): they come home later and are counted in the pool's stats until
- * the pool is gone. From this call on, nobody owns the pool: it must not be
- * allocated from, audited or destroyed again; returns are the only calls
- * allowed, and they take the remote path.
+ * Destroy @pool as soon as every buffer is back: at once if none is out
+ * (returns other threads made and the owner has not taken back yet count
+ * as back), otherwise when the last one is returned, from whatever thread
+ * returns it (the kernel's page_pool_destroy). A return is any of
+ * uxdp_buff_free(), uxdp_pool_free_batch(), uxdp_pool_free_remote() and
+ * uxdp_pool_release(): a release hands the chunk to the application, which
+ * the pool then no longer waits for. For a driver whose device goes away
+ * while its buffers still travel as frames elsewhere (in another device's
+ * ring, a socket): they come home later and are counted in the pool's stats
+ * until the pool is gone.
+ *
+ * From this call on nobody owns the pool: it must not be allocated from,
+ * audited, looked up (uxdp_pool_buff_at) or destroyed again; returns (and
+ * uxdp_pool_stats() while the pool exists) are the only calls allowed, and
+ * every return takes the pool's lock, so any thread may make them:
+ * uxdp_pool_free_remote() at any time, the others once this call has
+ * returned (the thread must see the retire: a lock, a ring, a join). A
+ * second return of a buffer, by any path, is counted in bad_free in that
+ * call. The return that leaves no buffer out frees the pool before it
+ * returns: the caller must not touch the buffer, or the pool, after it.
+ *
+ * With UXDP_POOL_RETIRE_UMEM the UMEM is handed over too: it is destroyed
+ * with the pool, or, while other pools are bound to it, with the last of
+ * them to go, by retire or by uxdp_pool_destroy() (whichever thread that
+ * happens on). The application must not destroy it itself then, and a
+ * release that ends the last pool hands out an address in a UMEM that no
+ * longer exists (an area uxdp mapped is unmapped with it; one the caller
+ * passed stays the caller's). Without the flag the UMEM stays the
+ * application's to destroy once no pool is bound to it.
  */
 #define UXDP_POOL_RETIRE_UMEM	(1U << 0)
 void uxdp_pool_retire(struct uxdp_pool *pool, uint32_t flags);
@@ -240,7 +262,9 @@ bool uxdp_pool_is_owner(const struct uxdp_pool *pool);
  * Hand a buffer to the application (it leaves the pool). Returns the address
  * to put in the RX descriptor (xp_get_handle): aligned, the offset of data in
  * the UMEM; unaligned, chunk base | (offset of data from base) << 48. Returns
- * UINT64_MAX for a buffer that is not allocated (counted in bad_free).
+ * UINT64_MAX for a buffer that is not allocated (counted in bad_free). On a
+ * retired pool a release is a return like a free (uxdp_pool_retire()): if
+ * it was the last buffer out, the pool is gone when this returns.
  */
 uint64_t uxdp_pool_release(struct uxdp_buff *buf);
 

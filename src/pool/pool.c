@@ -13,6 +13,15 @@
  * a free checks and writes one word beside the free-list slot it fills, or,
  * when a batch comes back the way it left, compares it with the slots it
  * left and writes nothing at all.
+ *
+ * Threading. The owner (uxdp_pool_set_owner) alone changes a head's state,
+ * the free list, the fill ring's consumer side and the counters, with no
+ * lock. Other threads return buffers only through uxdp_pool_free_remote():
+ * a stack under the remote lock, which the owner takes back at the start
+ * of every call that looks at buffer state (pool_sync_remote()). From
+ * uxdp_pool_retire() on there is no owner: every return, by any path and
+ * from any thread, changes that state under the remote lock, and the one
+ * that leaves no buffer out frees the pool.
  */
 #include "../internal.h"
 
@@ -935,13 +944,16 @@ static inline uint64_t buff_handle(const struct uxdp_pool *p,
 	return (addr - offset) | (offset << UXDP_UNALIGNED_BUF_OFFSET_SHIFT);
 }
 
-UXDP_EXPORT uint64_t uxdp_pool_release(struct uxdp_buff *buf)
+/*
+ * Hand head @pb to the application: the state change of a release, by the
+ * owner, or under the remote lock once the pool is retired. Returns the
+ * descriptor address, or UINT64_MAX (counted) if @pb is not allocated.
+ */
+static inline uint64_t release_head(struct uxdp_pool *p,
+				    struct uxdp_pool_buff *pb)
 {
-	struct uxdp_pool_buff *pb = to_pool_buff(buf);
-	struct uxdp_pool *p = pb->pool;
 	uint64_t h = head_index(p, pb), addr;
 
-	pool_sync_remote(p);
 	if (unlikely(h >= p->nheads || !is_allocated(p, (uint32_t)h))) {
 		pstat_add(&p->n_bad_free, 1);
 		return UINT64_MAX;
@@ -949,13 +961,45 @@ UXDP_EXPORT uint64_t uxdp_pool_release(struct uxdp_buff *buf)
 	p->dirty_top = dirty_add(p->dirty_top, p->fpos[h]);
 	p->fpos[h] = FPOS_APP;
 	pstat_add(&p->n_released, 1);
-	addr = buff_handle(p, buf);
+	addr = buff_handle(p, &pb->xdp);
 	if (p->unaligned) {
 		p->by_base[(addr & UXDP_UNALIGNED_BUF_ADDR_MASK) >>
 			   UNALIGNED_BASE_SHIFT] = 0;
 		p->free_heads[p->free_heads_cnt++] = pb;
 	}
 	return addr;
+}
+
+/*
+ * A release after uxdp_pool_retire(): a return like the others. The chunk
+ * goes to the application, so the pool no longer waits for it; taken under
+ * the lock every return takes now, and the one that leaves nothing out
+ * frees the pool (and maybe the UMEM: the address is computed before).
+ */
+static __attribute__((noinline)) uint64_t
+pool_release_retired(struct uxdp_pool *p, struct uxdp_pool_buff *pb)
+{
+	uint64_t addr;
+	bool done;
+
+	uxdp_spin_lock(&p->remote.lock);
+	addr = release_head(p, pb);
+	done = addr != UINT64_MAX && !pool_outstanding(p);
+	uxdp_spin_unlock(&p->remote.lock);
+	if (done)
+		pool_teardown(p);
+	return addr;
+}
+
+UXDP_EXPORT uint64_t uxdp_pool_release(struct uxdp_buff *buf)
+{
+	struct uxdp_pool_buff *pb = to_pool_buff(buf);
+	struct uxdp_pool *p = pb->pool;
+
+	if (unlikely(p->retired))
+		return pool_release_retired(p, pb);
+	pool_sync_remote(p);
+	return release_head(p, pb);
 }
 
 UXDP_EXPORT uint64_t uxdp_buff_umem_addr(const struct uxdp_buff *buf)

@@ -121,8 +121,9 @@ struct uxdp_pool {
 	uint32_t chunk_shift;
 	uint32_t headroom;
 	bool unaligned;
-	/* Set once by uxdp_pool_retire(): every return takes the remote path,
-	 * and the last one frees the pool. */
+	/* Set once by uxdp_pool_retire(): every return (free, free_batch,
+	 * free_remote, release) takes the remote lock, and the one that leaves
+	 * no buffer out frees the pool. */
 	bool retired;
 
 	/* Counters: written by the pool's owner (or under the remote lock once
