@@ -1331,6 +1331,210 @@ static void test_retire_shared_umem_order(void **state)
 	}
 }
 
+/* ---- when remote frees are taken back ------------------------------------ */
+
+/* One call into the pool, for test_remote_drain_points. @spare is an
+ * allocated buffer it may return; it says whether it did. */
+struct t_call {
+	const char *name;
+	bool drains;
+	bool (*call)(struct t_env *e, struct uxdp_buff *spare);
+};
+
+static bool t_call_alloc(struct t_env *e, struct uxdp_buff *spare)
+{
+	struct uxdp_buff *b = uxdp_pool_alloc(e->pool);
+
+	(void)spare;
+	assert_non_null(b);
+	uxdp_buff_free(b);
+	return false;
+}
+
+static bool t_call_alloc_batch(struct t_env *e, struct uxdp_buff *spare)
+{
+	struct uxdp_buff *b;
+
+	(void)spare;
+	assert_int_equal(uxdp_pool_alloc_batch(e->pool, &b, 1), 1);
+	uxdp_buff_free(b);
+	return false;
+}
+
+static bool t_call_can_alloc(struct t_env *e, struct uxdp_buff *spare)
+{
+	(void)spare;
+	assert_true(uxdp_pool_can_alloc(e->pool, 1));
+	return false;
+}
+
+static bool t_call_free(struct t_env *e, struct uxdp_buff *spare)
+{
+	(void)e;
+	uxdp_buff_free(spare);
+	return true;
+}
+
+static bool t_call_free_batch(struct t_env *e, struct uxdp_buff *spare)
+{
+	uxdp_pool_free_batch(e->pool, &spare, 1);
+	return true;
+}
+
+static bool t_call_release(struct t_env *e, struct uxdp_buff *spare)
+{
+	t_env_note_release(e, spare);
+	return true;
+}
+
+static bool t_call_buff_at(struct t_env *e, struct uxdp_buff *spare)
+{
+	assert_ptr_equal(uxdp_pool_buff_at(e->pool,
+					   uxdp_buff_umem_addr(spare)), spare);
+	return false;
+}
+
+static bool t_call_buff_at_outside(struct t_env *e, struct uxdp_buff *spare)
+{
+	(void)spare;
+	assert_null(uxdp_pool_buff_at(e->pool, UINT64_MAX));
+	return false;
+}
+
+static bool t_call_audit(struct t_env *e, struct uxdp_buff *spare)
+{
+	uint8_t where[NCHUNKS];
+
+	(void)spare;
+	assert_true(uxdp_pool_audit(e->pool, where) > 0);
+	return false;
+}
+
+static bool t_call_destroy(struct t_env *e, struct uxdp_buff *spare)
+{
+	(void)spare;
+	assert_int_equal(uxdp_pool_destroy(e->pool), -EBUSY);
+	return false;
+}
+
+static bool t_call_flush(struct t_env *e, struct uxdp_buff *spare)
+{
+	(void)spare;
+	uxdp_pool_flush(e->pool);
+	return false;
+}
+
+static bool t_call_complete(struct t_env *e, struct uxdp_buff *spare)
+{
+	uint64_t a = t_chunk_addr(e, NCHUNKS - 1);
+
+	(void)spare;
+	e->app[NCHUNKS - 1] = false;
+	assert_int_equal(uxdp_pool_complete(e->pool, &a, 1), 1);
+	assert_int_equal(t_drain_comp(e), 1);
+	return false;
+}
+
+static bool t_call_stats(struct t_env *e, struct uxdp_buff *spare)
+{
+	(void)spare;
+	(void)t_stats(e);
+	return false;
+}
+
+static bool t_call_fill_range(struct t_env *e, struct uxdp_buff *spare)
+{
+	(void)spare;
+	assert_int_equal(uxdp_pool_fill_range(e->pool, 0, 0), 0);
+	return false;
+}
+
+/*
+ * When another thread's frees are taken back, as pool.h and
+ * docs/semantics.md say (issue 13): at the start of every call that
+ * allocates, frees, releases or looks up a buffer, and of audit and
+ * destroy, whatever its arguments (uxdp_pool_buff_at of an address outside
+ * the UMEM too); not by flush, complete, stats or fill_range. A remote free
+ * of a buffer already on the free list is a double free the freeing thread
+ * cannot see: it is counted in bad_free when one of those calls takes it
+ * back. A remote free of a buffer already queued, or of something that is
+ * not one of the pool's buffers, is counted at the call.
+ */
+static void test_remote_drain_points(void **state)
+{
+	static const struct t_call calls[] = {
+		{ "alloc", true, t_call_alloc },
+		{ "alloc_batch", true, t_call_alloc_batch },
+		{ "can_alloc", true, t_call_can_alloc },
+		{ "buff_free", true, t_call_free },
+		{ "free_batch", true, t_call_free_batch },
+		{ "release", true, t_call_release },
+		{ "buff_at", true, t_call_buff_at },
+		{ "buff_at outside the UMEM", true, t_call_buff_at_outside },
+		{ "audit", true, t_call_audit },
+		{ "destroy", true, t_call_destroy },
+		{ "flush", false, t_call_flush },
+		{ "complete", false, t_call_complete },
+		{ "stats", false, t_call_stats },
+		{ "fill_range", false, t_call_fill_range },
+	};
+
+	(void)state;
+	FOR_ALL_CFGS(c) {
+		size_t k;
+
+		for (k = 0; k < ARRAY_LEN(calls); k++) {
+			const struct t_call *t = &calls[k];
+			struct uxdp_buff *x, *y, *spare, *two[2], *odd;
+			struct uxdp_pool_stats st;
+			struct t_env e;
+			bool gone;
+
+			t_env_init(&e, c);
+			t_post_range(&e, 0, 8);
+			x = uxdp_pool_alloc(e.pool);
+			y = uxdp_pool_alloc(e.pool);
+			spare = uxdp_pool_alloc(e.pool);
+			assert_non_null(x);
+			assert_non_null(y);
+			assert_non_null(spare);
+			uxdp_buff_free(x);		/* on the free list */
+
+			uxdp_pool_free_remote(e.pool, &x, 1);	/* double */
+			st = t_stats(&e);
+			assert_int_equal(st.bad_free, 0);	/* not yet */
+			assert_int_equal(st.remote_pending, 1);
+			two[0] = two[1] = y;		/* good, then queued */
+			uxdp_pool_free_remote(e.pool, two, 2);
+			odd = (struct uxdp_buff *)((char *)y + 8);
+			uxdp_pool_free_remote(e.pool, &odd, 1);	/* not a head */
+			st = t_stats(&e);
+			assert_int_equal(st.bad_free, 2);	/* at the call */
+			assert_int_equal(st.remote_pending, 2);
+			assert_int_equal(st.outstanding, 2);
+
+			gone = t->call(&e, spare);
+			st = t_stats(&e);
+			if (st.remote_pending != (t->drains ? 0 : 2) ||
+			    st.bad_free != (t->drains ? 3 : 2) ||
+			    st.remote_freed != (t->drains ? 1 : 0))
+				fail_msg("cfg %u/%u%s: after %s, remote_pending "
+					 "%u, bad_free %llu, remote_freed %llu: "
+					 "%s", c->chunk_size, c->headroom,
+					 c->unaligned ? "/unaligned" : "",
+					 t->name, st.remote_pending,
+					 (unsigned long long)st.bad_free,
+					 (unsigned long long)st.remote_freed,
+					 t->drains ? "should have been taken "
+					 "back" : "should still wait");
+			if (gone)
+				t_env_fini(&e, NULL, 0);
+			else
+				t_env_fini(&e, &spare, 1);
+		}
+	}
+}
+
 /*
  * Shared UMEM (issue 8): several pools over one UMEM, each with its own
  * fill and completion rings, one per (device, queue) as the kernel has it.
@@ -1663,6 +1867,7 @@ int main(void)
 		cmocka_unit_test(test_retire),
 		cmocka_unit_test(test_retire_last_by_every_path),
 		cmocka_unit_test(test_retire_shared_umem_order),
+		cmocka_unit_test(test_remote_drain_points),
 		cmocka_unit_test(test_shared_umem),
 		cmocka_unit_test(test_buff_umem_addr),
 	};

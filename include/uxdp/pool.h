@@ -26,11 +26,14 @@
  *   uxdp_pool_complete()  straight to the completion ring
  *
  * Threading: a pool belongs to one thread, its owner (the polling thread of
- * its queue: the "CPU"); allocation and uxdp_buff_free() take no lock and
- * are for the owner only. Other threads hand buffers back with
- * uxdp_pool_free_remote(), which takes a lock once per call; the owner picks
- * them up when its free list runs dry (the page_pool ptr_ring idea). The
- * rings shared with the application are SPSC and lock-free.
+ * its queue: the "CPU"); allocation, uxdp_buff_free(), free_batch and
+ * release take no lock and are for the owner only. Other threads hand
+ * buffers back with uxdp_pool_free_remote(), which takes a lock once per
+ * call; the owner takes them back at the start of its next call that
+ * allocates, frees, releases or looks up a buffer (the page_pool ptr_ring
+ * idea; see uxdp_pool_free_remote()). After uxdp_pool_retire() there is no
+ * owner and every return takes the lock. The rings shared with the
+ * application are SPSC and lock-free.
  */
 #ifndef UXDP_POOL_H
 #define UXDP_POOL_H
@@ -86,7 +89,9 @@ struct uxdp_pool_stats {
 	uint64_t fill_dup;
 	/* A free or release of a buffer that is not allocated (a double
 	 * free, a free after release, another pool's buffer), by any path:
-	 * ignored and counted. */
+	 * ignored and counted; at the call, except a remote free whose buffer
+	 * turns out not to be allocated when the owner takes it back
+	 * (uxdp_pool_free_remote()). */
 	uint64_t bad_free;
 	/* Buffers other threads returned (uxdp_pool_free_remote), included
 	 * in freed: the slow path, one lock per call. Frames freed on the
@@ -95,7 +100,8 @@ struct uxdp_pool_stats {
 	uint32_t free_list;	/* buffers on the free list now */
 	/* Buffers allocated and not yet returned; includes remote_pending. */
 	uint32_t outstanding;
-	/* Returned by other threads, not yet moved to the free list. */
+	/* Returned by other threads, not yet taken back by the owner (see
+	 * uxdp_pool_free_remote() for when it does). */
 	uint32_t remote_pending;
 };
 
@@ -236,9 +242,23 @@ void uxdp_pool_free_batch(struct uxdp_pool *pool, struct uxdp_buff **bufs,
 
 /*
  * Return @n buffers of @pool from a thread that is not its owner. Safe from
- * any thread; takes the pool's return lock once. The buffers reach the free
- * list when the owner next finds its free list empty. Double frees are
- * counted (bad_free) when the owner picks them up.
+ * any thread at any time; takes the pool's return lock once. The buffers
+ * wait on a stack (remote_pending) until the owner takes them back, which
+ * it does at the start of every call that allocates, frees, releases or
+ * looks up a buffer: uxdp_pool_alloc(), uxdp_pool_alloc_batch(),
+ * uxdp_pool_can_alloc(), uxdp_buff_free(), uxdp_pool_free_batch(),
+ * uxdp_pool_release(), uxdp_pool_buff_at(), whatever their arguments; and
+ * in uxdp_pool_audit(), uxdp_umem_audit() and uxdp_pool_destroy(). Nothing
+ * else takes them back (not uxdp_pool_flush(), uxdp_pool_complete(),
+ * uxdp_pool_stats(), uxdp_pool_fill_range()). Once the pool is retired
+ * this call takes them back itself, before it returns.
+ *
+ * Bad returns are counted in bad_free, at two points. At this call: a
+ * pointer that is not one of @pool's buffers, and a buffer already waiting
+ * on the stack (freed remotely twice). When the owner takes the buffer
+ * back: a buffer that is not allocated by then (already on the free list,
+ * released, never allocated), which this thread cannot see; either way it
+ * is counted once and not returned twice.
  */
 void uxdp_pool_free_remote(struct uxdp_pool *pool, struct uxdp_buff **bufs,
 			   uint32_t n);

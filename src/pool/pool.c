@@ -468,10 +468,14 @@ static __attribute__((noinline)) void pool_drain_remote(struct uxdp_pool *p)
 }
 
 /*
- * Every owner call starts here: buffers another thread returned before
- * this call are on the free list before the call looks at any state, so a
- * remote free followed by a local one (or a release) of the same buffer is
- * caught as the double free it is, whatever the timing. A relaxed peek is
+ * The owner takes back what other threads returned at the start of every
+ * call that allocates, frees, releases or looks up a buffer (alloc,
+ * alloc_batch, can_alloc, uxdp_buff_free, free_batch, release, buff_at),
+ * whatever its arguments, and audit and destroy always drain. Such a call
+ * sees every remote free made before it, so a remote free followed by a
+ * local one (or a release) of the same buffer is caught as the double free
+ * it is, whatever the timing. flush, complete, stats and the accessors look
+ * at no buffer's state and leave the returns queued. A relaxed peek is
  * enough to see a push that happened before the call; one racing with it
  * is picked up next time, and the lock in the drain does the ordering.
  */
@@ -1020,6 +1024,9 @@ UXDP_EXPORT struct uxdp_buff *uxdp_pool_buff_at(struct uxdp_pool *p,
 {
 	uint64_t h;
 
+	/* First, whatever @addr is: the same rule as every other call that
+	 * looks at buffer state (see pool_sync_remote()). */
+	pool_sync_remote(p);
 	if (!p->unaligned) {
 		addr &= p->chunk_mask;
 		if (unlikely(addr >= p->addrs_cnt))
@@ -1038,7 +1045,6 @@ UXDP_EXPORT struct uxdp_buff *uxdp_pool_buff_at(struct uxdp_pool *p,
 		if (uxdp_buff_chunk_addr(&p->heads[h].xdp) != base)
 			return NULL;
 	}
-	pool_sync_remote(p);
 	return is_allocated(p, (uint32_t)h) ? &p->heads[h].xdp : NULL;
 }
 

@@ -143,7 +143,9 @@ struct uxdp_pool {
 
 	/*
 	 * Buffers returned by other threads (uxdp_pool_free_remote), moved to
-	 * the free list by the owner at its next call into the pool. Its own
+	 * the free list by the owner at the start of its next call that looks
+	 * at buffer state (pool_sync_remote() in pool.c), or at once by the
+	 * pushing thread once the pool is retired. Its own
 	 * cache line: other threads write it. Everything here is under lock,
 	 * except cnt, which the owner peeks relaxed to see if there is work.
 	 */
@@ -151,7 +153,8 @@ struct uxdp_pool {
 		struct uxdp_spinlock lock;
 		uint32_t cnt;
 		/* Double and foreign remote frees caught at the push; the owner
-		 * adds them to n_bad_free when it drains. */
+		 * adds them to n_bad_free when it drains (uxdp_pool_stats()
+		 * counts them from the push on). */
 		uint64_t bad;
 		/* One byte per head: 1 while the head is on the stack, so a
 		 * head is there at most once and the stack cannot overflow. */
