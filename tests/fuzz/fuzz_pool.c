@@ -9,7 +9,9 @@
  * one at a time and in batches (0..70), sets sizes, frees through every path
  * (uxdp_buff_free, uxdp_pool_free_batch, uxdp_pool_free_remote from the same
  * thread), releases, completes, reads the completion ring, asks
- * uxdp_pool_can_alloc, flushes, audits, and makes deliberately bad calls:
+ * uxdp_pool_can_alloc, looks buffers up by address (uxdp_pool_buff_at),
+ * flushes, audits, retires a pool (with or without its UMEM) and goes on
+ * returning its buffers by every path, and makes deliberately bad calls:
  * double frees through every pair of paths, frees after release, and
  * freeing one pool's buffer through the other pool's free paths.
  *
@@ -18,14 +20,22 @@
  *    release is ignored and counted in bad_free. A remote free marks the
  *    buffer returned at once: a second return of it, by any path, is bad
  *    and is counted at once, and so is another pool's buffer, through every
- *    path. (A remote free of a buffer that is on the free list or the
- *    application's may be counted when the pool takes its remote returns
- *    back, at the start of one of its owner's calls: the remote side cannot
- *    read the owner's state.)
- *  - the pool takes remote returns back at the start of an owner call
- *    (alloc, alloc_batch, can_alloc, free, free_batch, release, audit,
- *    destroy), always when its free list is too short for the call; the
- *    harness follows what it sees in remote_pending;
+ *    path. A remote free of a buffer that is on the free list or the
+ *    application's is counted when the pool takes its remote returns back
+ *    (the remote side cannot read the owner's state), and not before;
+ *  - the pool takes remote returns back at the start of every owner call
+ *    that allocates, frees, releases or looks up a buffer (alloc,
+ *    alloc_batch, can_alloc, free, free_batch, release, buff_at) and in
+ *    audit and destroy, and in no other call (post, complete, flush, stats
+ *    leave remote_pending as it was);
+ *  - uxdp_pool_buff_at() gives the allocated buffer an address names
+ *    (aligned: any address in its chunk), NULL for anything else;
+ *  - a retired pool takes every return (any path, release included) under
+ *    its lock, counting bad ones at the call, and is gone once no buffer
+ *    is out, in the call that brought the last one home: then, without
+ *    UXDP_POOL_RETIRE_UMEM, its UMEM has no pool and uxdp_umem_destroy()
+ *    succeeds; with it, the UMEM went too (LeakSanitizer checks both
+ *    went). Until then uxdp_umem_destroy() is -EBUSY;
  *  - allocation takes the free list first, then reads fill entries in
  *    order, never more than it still needs buffers (unaligned: unused
  *    heads) and at least one when it needs any and there are some; it skips
@@ -44,7 +54,8 @@
  *    chunk is in exactly one place whenever the script has not posted
  *    duplicates;
  *  - uxdp_pool_destroy() is -EBUSY while buffers are out, and at the end,
- *    with everything freed, it and uxdp_umem_destroy() return 0.
+ *    with everything freed, it and uxdp_umem_destroy() return 0 (a retired
+ *    pool's buffers are freed until it is gone).
  *
  * Input (zeros past the end): per pool, u8 mode (bit 0 unaligned, bit 1
  * chunk 4096, bit 2 extra bytes past the last chunk when unaligned), u8
@@ -75,6 +86,9 @@ struct head {
 	struct uxdp_buff *b;
 	uint64_t base;		/* chunk base (offset in the area) */
 	uint8_t st;
+	/* Freed remotely while not allocated: on the pool's remote stack,
+	 * counted in bad_free when the pool takes it back. */
+	bool qbad;
 };
 
 struct fifo {
@@ -97,10 +111,10 @@ struct mp {
 	uint32_t consumed;	/* ... and the pool consumed */
 	struct head heads[MAX_CHUNKS];
 	uint32_t nknown;
-	/* Remote frees of a buffer neither allocated nor pending: bad, but
-	 * the pool may count them at once or when it processes its remote
-	 * returns (its owner cannot be asked from another thread). */
-	uint32_t deferred;
+	/* uxdp_pool_retire() was called (with UXDP_POOL_RETIRE_UMEM:
+	 * retire_umem); gone: the pool freed itself (pool, and with
+	 * retire_umem umem, are NULL then). */
+	bool retired, retire_umem, gone;
 	struct uxdp_pool_stats m;	/* the model's counters */
 	/* The last alloc_batch's buffers, in order: returned as they left,
 	 * they take uxdp_pool_free_batch's in-place path. */
@@ -198,7 +212,18 @@ static uint32_t unused_heads(const struct mp *p)
 	return n;
 }
 
-/* The pool processes its remote returns: valid ones join the free list. */
+/* Remote frees of buffers that were not allocated, waiting. */
+static uint32_t count_qbad(const struct mp *p)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < p->nknown; i++)
+		n += p->heads[i].qbad;
+	return n;
+}
+
+/* The pool processes its remote returns: valid ones join the free list,
+ * the others are counted. */
 static void drain(struct mp *p)
 {
 	uint32_t i;
@@ -208,37 +233,71 @@ static void drain(struct mp *p)
 			p->heads[i].st = H_FREE;
 			p->m.freed++;
 		}
+		if (p->heads[i].qbad) {
+			p->heads[i].qbad = false;
+			p->m.bad_free++;
+		}
 	}
-	p->m.bad_free += p->deferred;
-	p->deferred = 0;
 }
 
 /* Whether remote returns wait to be processed. */
 static bool queued(const struct mp *p)
 {
-	return count_st(p, H_PENDING) || p->deferred;
+	return count_st(p, H_PENDING) || count_qbad(p);
 }
 
 /*
- * After a call by the pool's owner: whether it processed the remote
- * returns (they are processed at the start of an owner call or not at all;
- * when is the pool's choice: at every call, or when its free list is empty)
- * and, if so, the same in the model. @must: the call had to.
+ * After an owner call that takes the remote returns back first (pool.h:
+ * every call that allocates, frees, releases or looks up a buffer): none
+ * may be left, and the model takes them back too, before the call's own
+ * effect. In lax mode, whatever the pool did.
  */
-static void sync_drain(struct mp *p, bool had, bool must)
+static void drained(struct mp *p)
 {
 	struct uxdp_pool_stats st;
 
-	if (!had)
+	if (!queued(p))
 		return;
 	FZ_CHECK(!uxdp_pool_stats(p->pool, &st), "pool_stats");
 	if (st.remote_pending) {
-		FZ_CHECK(!must || lax, "pool %d: remote returns not taken "
-			 "back when needed (%u pending)", p->id,
-			 st.remote_pending);
+		FZ_CHECK(lax, "pool %d: a call that takes remote returns back "
+			 "left %u waiting", p->id, st.remote_pending);
 		return;
 	}
 	drain(p);
+}
+
+/*
+ * A retired pool with no buffer out is gone, freed in the call that
+ * brought the last one home. Without UXDP_POOL_RETIRE_UMEM its UMEM has no
+ * pool now: the harness destroys it, which says whether the pool let go.
+ */
+static void check_gone(struct mp *p)
+{
+	int rc;
+
+	if (!p->retired || p->gone || count_st(p, H_ALLOC) ||
+	    count_st(p, H_PENDING))
+		return;
+	p->gone = true;
+	p->pool = NULL;
+	if (!p->retire_umem) {
+		rc = uxdp_umem_destroy(p->umem);
+		FZ_CHECK(rc == 0, "pool %d: retired, every buffer back, and "
+			 "its UMEM still has a pool (%d: %s)", p->id, rc,
+			 uxdp_errmsg());
+	}
+	p->umem = NULL;
+}
+
+/* After a return to @p: a retired pool took it, and any other waiting,
+ * under its lock, and may have gone with it. */
+static void returned(struct mp *p)
+{
+	if (!p->retired || p->gone)
+		return;
+	drain(p);
+	check_gone(p);
 }
 
 /*
@@ -338,11 +397,10 @@ static void check_stats(const struct mp *p)
 		 (unsigned long long)m->alloc,
 		 (unsigned long long)m->released,
 		 (unsigned long long)m->completed);
-	FZ_CHECK(st.bad_free >= m->bad_free &&
-		 st.bad_free <= m->bad_free + p->deferred,
-		 "pool %d: bad_free %llu, model %llu (+%u deferred)", p->id,
-		 (unsigned long long)st.bad_free,
-		 (unsigned long long)m->bad_free, p->deferred);
+	FZ_CHECK(st.bad_free == m->bad_free,
+		 "pool %d: bad_free %llu, model %llu (%u to count when taken "
+		 "back)", p->id, (unsigned long long)st.bad_free,
+		 (unsigned long long)m->bad_free, count_qbad(p));
 	FZ_CHECK(st.fill_invalid == m->fill_invalid &&
 		 st.fill_dup == m->fill_dup,
 		 "pool %d: fill_invalid %llu fill_dup %llu, model %llu %llu",
@@ -351,12 +409,11 @@ static void check_stats(const struct mp *p)
 		 (unsigned long long)m->fill_invalid,
 		 (unsigned long long)m->fill_dup);
 	FZ_CHECK(st.freed == m->freed && st.free_list == count_st(p, H_FREE) &&
-		 st.remote_pending >= pend &&
-		 st.remote_pending <= pend + p->deferred,
+		 st.remote_pending == pend + count_qbad(p),
 		 "pool %d: freed %llu free_list %u remote_pending %u, model "
-		 "%llu %u %u (+%u)", p->id, (unsigned long long)st.freed,
+		 "%llu %u %u + %u", p->id, (unsigned long long)st.freed,
 		 st.free_list, st.remote_pending, (unsigned long long)m->freed,
-		 count_st(p, H_FREE), pend, p->deferred);
+		 count_st(p, H_FREE), pend, count_qbad(p));
 	FZ_CHECK(st.outstanding == alloc + pend &&
 		 st.outstanding == st.alloc - st.freed - st.released,
 		 "pool %d: outstanding %u, model %u", p->id, st.outstanding,
@@ -560,13 +617,12 @@ static void lax_alloc(struct mp *p, struct uxdp_buff **bufs, uint32_t n,
 
 static void op_alloc(struct mp *p, struct fz *f)
 {
-	bool had = queued(p), must = !count_st(p, H_FREE);
 	struct uxdp_buff *b;
 	int64_t base = -1;
 	uint32_t n, i;
 
 	b = uxdp_pool_alloc(p->pool);
-	sync_drain(p, had, must);
+	drained(p);
 	if (lax) {
 		lax_alloc(p, &b, !!b, fz_u16(f));
 		return;
@@ -608,14 +664,13 @@ static void op_alloc_batch(struct mp *p, struct fz *f)
 {
 	uint32_t max = fz_u8(f) % (MAX_BATCH + 1), got, n, n1, rem, i, j;
 	struct uxdp_buff **bufs = malloc(max * sizeof(*bufs));
-	bool had = queued(p), must = !count_st(p, H_FREE);
 	uint16_t len = fz_u16(f);
 
 	if (!bufs && max)
 		abort();
 	got = uxdp_pool_alloc_batch(p->pool, bufs, max);
 	FZ_CHECK(got <= max, "pool %d: alloc_batch(%u) = %u", p->id, max, got);
-	sync_drain(p, had, must);
+	drained(p);
 	if (lax) {
 		lax_alloc(p, bufs, got, len);
 		free(bufs);
@@ -703,18 +758,37 @@ static void post_fill(struct mp *p, struct fz *f)
 	free(addrs);
 }
 
-/* @n handles, any of either pool's (stale ones included). */
+/* Buffers the script knows of, in pools that still exist. */
+static uint32_t live_known(void)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < NPOOLS; i++)
+		if (!pools[i].gone)
+			n += pools[i].nknown;
+	return n;
+}
+
+/* @n handles, any of either pool's (stale ones included; none of a pool
+ * that is gone). */
 static struct uxdp_buff **pick_handles(struct fz *f, uint32_t n)
 {
 	struct uxdp_buff **v = malloc(n * sizeof(*v));
-	uint32_t total = pools[0].nknown + pools[1].nknown, i, k;
+	uint32_t total = live_known(), i, j, k;
 
 	if (!v && n)
 		abort();
 	for (i = 0; i < n; i++) {
 		k = fz_u8(f) % total;
-		v[i] = k < pools[0].nknown ? pools[0].heads[k].b :
-		       pools[1].heads[k - pools[0].nknown].b;
+		for (j = 0; j < NPOOLS; j++) {
+			if (pools[j].gone)
+				continue;
+			if (k < pools[j].nknown) {
+				v[i] = pools[j].heads[k].b;
+				break;
+			}
+			k -= pools[j].nknown;
+		}
 	}
 	return v;
 }
@@ -730,7 +804,8 @@ enum how {
  * Only an allocated buffer of the pool can be returned; anything else is
  * counted in bad_free and ignored. A remote free marks the buffer returned
  * at once (a second return of it is bad); one of a buffer that is not
- * allocated may be counted when the pool processes it (see deferred).
+ * allocated is counted when the pool processes it (see qbad). A retired
+ * pool processes them in the same call (returned()).
  * Returns true if the buffer was taken.
  */
 static bool model_return(struct mp *to, struct uxdp_buff *b, enum how how)
@@ -745,14 +820,15 @@ static bool model_return(struct mp *to, struct uxdp_buff *b, enum how how)
 		return false;
 	}
 	if (how == RET_REMOTE) {
+		if (h->st == H_PENDING || h->qbad) {
+			to->m.bad_free++;	/* queued already */
+			return false;
+		}
 		if (h->st == H_ALLOC) {
 			h->st = H_PENDING;
 			return true;
 		}
-		if (h->st == H_PENDING)
-			to->m.bad_free++;
-		else
-			to->deferred++;
+		h->qbad = true;
 		return false;
 	}
 	if (h->st != H_ALLOC) {
@@ -767,16 +843,17 @@ static bool model_return(struct mp *to, struct uxdp_buff *b, enum how how)
 	return true;
 }
 
-/* uxdp_buff_free(): a call by the owner of @b's pool. */
+/* uxdp_buff_free(): a call by the owner of @b's pool (anyone's, once it
+ * is retired). */
 static void free_one(struct uxdp_buff *b)
 {
 	struct head *h;
 	struct mp *own = owner_of(b, &h);
-	bool had = queued(own);
 
 	uxdp_buff_free(b);
-	sync_drain(own, had, false);
+	drained(own);
 	model_return(NULL, b, RET_FREE);
+	returned(own);
 }
 
 static void op_free_local(struct fz *f)
@@ -836,7 +913,6 @@ static void return_alone(struct mp *p, struct uxdp_buff *b, uint8_t kind)
 {
 	struct head *h;
 	struct mp *own = owner_of(b, &h);
-	bool had = queued(own);
 
 	switch (kind & 3) {
 	case 1:
@@ -844,12 +920,14 @@ static void return_alone(struct mp *p, struct uxdp_buff *b, uint8_t kind)
 		break;
 	case 2:
 		uxdp_pool_release(b);
-		sync_drain(own, had, false);
+		drained(own);
 		model_return(NULL, b, RET_RELEASE);
+		returned(own);
 		break;
 	case 3:
 		uxdp_pool_free_remote(p->pool, &b, 1);
 		model_return(p, b, RET_REMOTE);
+		returned(p);
 		break;
 	}
 }
@@ -859,7 +937,6 @@ static void op_free_many(struct mp *p, struct fz *f, bool remote)
 	uint32_t n = fz_u8(f) % 9, i;
 	struct uxdp_buff **v = n == 8 ? pick_last(p, f, &n) :
 				       pick_handles(f, n);
-	bool had;
 
 	if (n >= 2) {
 		uint8_t kind = fz_u8(f);
@@ -867,16 +944,21 @@ static void op_free_many(struct mp *p, struct fz *f, bool remote)
 		if (kind & 3)
 			return_alone(p, v[1 + fz_u8(f) % (n - 1)], kind);
 	}
-	had = queued(p);
-
+	/* That return may have been a retired pool's last. (Handles of
+	 * another pool gone that way are only compared, never followed.) */
+	if (p->gone) {
+		free(v);
+		return;
+	}
 	if (remote) {
 		uxdp_pool_free_remote(p->pool, v, n);
 	} else {
 		uxdp_pool_free_batch(p->pool, v, n);
-		sync_drain(p, had, false);
+		drained(p);
 	}
 	for (i = 0; i < n; i++)
 		model_return(p, v[i], remote ? RET_REMOTE : RET_FREE);
+	returned(p);
 	free(v);
 }
 
@@ -886,19 +968,89 @@ static void op_release(struct fz *f)
 	struct head *h;
 	struct mp *p = owner_of(v[0], &h);
 	uint64_t off, want, got;
-	bool had = queued(p), ok;
+	bool ok;
 
 	off = (uint64_t)p->headroom + UXDP_PACKET_HEADROOM;
 	want = p->unaligned ? h->base | off << UXDP_UNALIGNED_BUF_OFFSET_SHIFT :
 			      h->base + off;
 	got = uxdp_pool_release(v[0]);
-	sync_drain(p, had, false);
+	drained(p);
 	ok = model_return(NULL, v[0], RET_RELEASE);
 	FZ_CHECK(lax || got == (ok ? want : UINT64_MAX),
 		 "pool %d: release gave %#llx, expected %#llx", p->id,
 		 (unsigned long long)got,
 		 (unsigned long long)(ok ? want : UINT64_MAX));
+	returned(p);
 	free(v);
+}
+
+/*
+ * uxdp_pool_buff_at() of a buffer's chunk (aligned: any byte of it;
+ * unaligned: its base, any offset bits), any address in or just past the
+ * UMEM, or far outside: the allocated buffer there, or NULL.
+ */
+static void op_buff_at(struct mp *p, struct fz *f)
+{
+	uint8_t kind = fz_u8(f);
+	uint16_t v = fz_u16(f);
+	struct uxdp_buff *got, *want = NULL;
+	uint64_t addr, base;
+	uint32_t i;
+
+	switch (kind % 4) {
+	case 0:
+		if (!p->nknown)
+			return;
+		base = p->heads[v % p->nknown].base;
+		addr = p->unaligned ?
+		       base | (uint64_t)(kind >> 2) <<
+			      UXDP_UNALIGNED_BUF_OFFSET_SHIFT :
+		       base + (kind >> 2) * p->chunk / 64;
+		break;
+	case 1:
+		addr = v % (p->size + p->chunk);
+		break;
+	case 2:
+		addr = p->size + v;
+		break;
+	default:
+		addr = fz_u64(f);
+		break;
+	}
+	got = uxdp_pool_buff_at(p->pool, addr);
+	drained(p);
+	if (lax)
+		return;
+	base = p->unaligned ? addr & UXDP_UNALIGNED_BUF_ADDR_MASK :
+			      addr & ~((uint64_t)p->chunk - 1);
+	for (i = 0; i < p->nknown; i++)
+		if (p->heads[i].st == H_ALLOC && p->heads[i].base == base &&
+		    (!want || p->heads[i].b == got))
+			want = p->heads[i].b;
+	/* Unaligned buffers may overlap (the script posts any base, twice
+	 * too), and then the pool's map from base to buffer knows only one
+	 * of them, or none: any allocated buffer at that base, or NULL.
+	 * Aligned, the answer is exact. */
+	FZ_CHECK(got == want || (p->unaligned && !got),
+		 "pool %d: buff_at(%#llx) = %p, model %p", p->id,
+		 (unsigned long long)addr, (void *)got, (void *)want);
+}
+
+/* uxdp_pool_retire(), bit 0: with the UMEM. The pool goes at once if
+ * nothing is out (what other threads returned counts as back). */
+static void op_retire(struct mp *p, struct fz *f)
+{
+	uint32_t flags = fz_u8(f) & 1 ? UXDP_POOL_RETIRE_UMEM : 0;
+
+	/* Lax mode's model may be wrong about what is out: the harness
+	 * would follow a freed pool. */
+	if (lax)
+		return;
+	uxdp_pool_retire(p->pool, flags);
+	p->retired = true;
+	p->retire_umem = flags != 0;
+	drain(p);
+	check_gone(p);
 }
 
 static void op_complete(struct mp *p, struct fz *f)
@@ -952,10 +1104,10 @@ static void op_read_comp(struct mp *p, struct fz *f)
 static void op_can_alloc(struct mp *p, struct fz *f)
 {
 	uint32_t n = fz_u8(f) % (MAX_BATCH + 1), fl, avail;
-	bool had = queued(p), must = count_st(p, H_FREE) < n, want, got;
+	bool want, got;
 
 	got = uxdp_pool_can_alloc(p->pool, n);
-	sync_drain(p, had, must);
+	drained(p);
 	if (lax)
 		return;
 	FZ_CHECK(!fill_consumed(p), "pool %d: can_alloc consumed fill "
@@ -976,6 +1128,13 @@ static void op_busy(struct mp *p)
 	/* Only while buffers are out: it would succeed otherwise. */
 	if (lax || !count_st(p, H_ALLOC))
 		return;
+	if (p->retired) {
+		/* Not the pool's (no owner), but the UMEM still has it. */
+		rc = uxdp_umem_destroy(p->umem);
+		FZ_CHECK(rc == -EBUSY, "pool %d: umem destroy with a retired "
+			 "pool that has buffers out = %d", p->id, rc);
+		return;
+	}
 	drain(p);
 	rc = uxdp_pool_destroy(p->pool);
 	FZ_CHECK(rc == -EBUSY && uxdp_errmsg()[0],
@@ -999,16 +1158,32 @@ enum {
 	OP_FLUSH,
 	OP_AUDIT,
 	OP_BUSY,
+	OP_BUFF_AT,
+	OP_RETIRE,
 	NR_OPS
 };
+
+/* Whether @op may be made on @p: a retired pool takes returns only (and
+ * its UMEM's refusal to go), one that is gone nothing. Single frees and
+ * releases name their pool through the buffer. */
+static bool op_allowed(const struct mp *p, uint32_t op)
+{
+	if (op == OP_FREE || op == OP_RELEASE || !p->retired)
+		return true;
+	return !p->gone && (op == OP_FREE_BATCH || op == OP_FREE_REMOTE ||
+			    op == OP_BUSY);
+}
 
 static void run_op(struct fz *f)
 {
 	uint8_t b = fz_u8(f);
 	struct mp *p = &pools[(b >> 7) & 1];
-	bool any = pools[0].nknown + pools[1].nknown;
+	bool any = live_known();
+	uint32_t op = (b & 0x7fu) % NR_OPS;
 
-	switch ((b & 0x7f) % NR_OPS) {
+	if (!op_allowed(p, op))
+		return;
+	switch (op) {
 	case OP_POST:
 		post_fill(p, f);
 		break;
@@ -1051,6 +1226,12 @@ static void run_op(struct fz *f)
 		break;
 	case OP_BUSY:
 		op_busy(p);
+		break;
+	case OP_BUFF_AT:
+		op_buff_at(p, f);
+		break;
+	case OP_RETIRE:
+		op_retire(p, f);
 		break;
 	}
 }
@@ -1122,6 +1303,13 @@ static void pool_teardown(struct mp *p)
 	for (i = 0; i < p->nknown; i++)
 		if (p->heads[i].st == H_ALLOC)
 			free_one(p->heads[i].b);
+	if (p->retired) {
+		/* The last of those took pool (and UMEM) with it. */
+		FZ_CHECK(p->gone, "pool %d: retired, every buffer freed, and "
+			 "still there", p->id);
+		free(p->area);
+		return;
+	}
 	check_stats(p);
 	rc = uxdp_pool_destroy(p->pool);
 	FZ_CHECK(rc == 0, "pool %d: destroy with everything freed = %d: %s",
@@ -1153,15 +1341,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	while (fz_more(&f) && ops++ < 400) {
 		run_op(&f);
 		for (i = 0; i < NPOOLS; i++) {
+			if (pools[i].gone)
+				continue;
 			check_stats(&pools[i]);
 			/* The audit drains remote frees: keep it from doing
-			 * that behind the script's back. */
-			if (!queued(&pools[i]))
+			 * that behind the script's back. A retired pool has
+			 * no owner to audit it. */
+			if (!pools[i].retired && !queued(&pools[i]))
 				check_audit(&pools[i]);
 		}
 	}
 	for (i = 0; i < NPOOLS; i++) {
-		check_audit(&pools[i]);
+		if (!pools[i].retired)
+			check_audit(&pools[i]);
 		pool_teardown(&pools[i]);
 	}
 	return 0;

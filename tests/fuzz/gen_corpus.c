@@ -330,7 +330,7 @@ static void gen_ring(void)
 
 enum { P_POST, P_ALLOC, P_ALLOC_BATCH, P_FREE, P_FREE_BATCH, P_FREE_REMOTE,
 	P_RELEASE, P_COMPLETE, P_READ_COMP, P_CAN_ALLOC, P_FLUSH, P_AUDIT,
-	P_BUSY };
+	P_BUSY, P_BUFF_AT, P_RETIRE };
 #define POOL1 0x80
 
 static void pool_cfg(struct seed *s, unsigned mode, unsigned nchunks,
@@ -475,6 +475,48 @@ static void gen_pool(void)
 	u8(&s, P_FREE_REMOTE); u8(&s, 1); u8(&s, 0);
 	u8(&s, P_AUDIT);
 	put("pool", "regress-remote-foreign", &s);
+
+	/* Remote frees waiting while calls that do not take them back run,
+	 * then lookups by address, which do (pool.h). */
+	s.n = 0;
+	pool_cfg(&s, 0, 4, 0, 0, 3, 3);
+	pool_cfg(&s, 1, 2, 0, 0, 2, 2);
+	post_good(&s, 0, 4);
+	post_good(&s, POOL1, 2);
+	u8(&s, P_ALLOC_BATCH); u8(&s, 3); u16(&s, 0);
+	u8(&s, P_ALLOC | POOL1); u16(&s, 0);
+	u8(&s, P_FREE); u8(&s, 0);
+	u8(&s, P_FREE_REMOTE); u8(&s, 2); u8(&s, 0); u8(&s, 1);
+	u8(&s, 0);					/* nothing alone */
+	u8(&s, P_FLUSH);
+	u8(&s, P_COMPLETE); u8(&s, 0);
+	u8(&s, P_BUFF_AT); u8(&s, 2); u16(&s, 7);	/* outside */
+	u8(&s, P_BUFF_AT); u8(&s, 0); u16(&s, 2);
+	u8(&s, P_BUFF_AT | POOL1); u8(&s, 0); u16(&s, 0);
+	u8(&s, P_BUFF_AT | POOL1); u8(&s, 1); u16(&s, 100);
+	put("pool", "remote-drain-points", &s);
+
+	/* Found by a model of the pool (issue 13): the last buffer of a
+	 * retired pool leaves by release, and the pool stays bound to its
+	 * UMEM for ever (pool 0, retired alone), or leaks with its UMEM
+	 * (pool 1, retired with it). */
+	s.n = 0;
+	pool_cfg(&s, 0, 4, 0, 0, 3, 3);
+	pool_cfg(&s, 1, 2, 0, 0, 2, 2);
+	post_good(&s, 0, 3);
+	post_good(&s, POOL1, 2);
+	u8(&s, P_ALLOC_BATCH); u8(&s, 3); u16(&s, 0);
+	u8(&s, P_ALLOC_BATCH | POOL1); u8(&s, 2); u16(&s, 0);
+	u8(&s, P_FREE_REMOTE); u8(&s, 1); u8(&s, 2);
+	u8(&s, P_RETIRE); u8(&s, 0);
+	u8(&s, P_RETIRE | POOL1); u8(&s, 1);
+	u8(&s, P_BUSY);
+	u8(&s, P_FREE_BATCH); u8(&s, 1); u8(&s, 0);
+	u8(&s, P_RELEASE); u8(&s, 0);			/* a double */
+	u8(&s, P_RELEASE); u8(&s, 1);			/* the last */
+	u8(&s, P_RELEASE); u8(&s, 0);			/* pool 1's */
+	u8(&s, P_RELEASE); u8(&s, 1);			/* its last */
+	put("pool", "regress-release-after-retire", &s);
 }
 
 /* ---- fuzz_xdp ------------------------------------------------------------ */
