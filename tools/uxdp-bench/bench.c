@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "report.h"
@@ -159,6 +161,27 @@ void bench_join(struct bench_thread *t)
 	free(t);
 }
 
+bool bench_exe_in_path(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	struct stat st;
+
+	while (path && *path) {
+		const char *colon = strchr(path, ':');
+		size_t dl = colon ? (size_t)(colon - path) : strlen(path);
+		int n;
+
+		/* An empty entry is the current directory. */
+		n = snprintf(out, len, "%.*s/%s", (int)dl, dl ? path : ".",
+			     name);
+		if (n > 0 && (size_t)n < len && !stat(out, &st) &&
+		    S_ISREG(st.st_mode) && !access(out, X_OK))
+			return true;
+		path = colon ? colon + 1 : "";
+	}
+	return false;
+}
+
 void bench_progress(bool quiet, const char *fmt, ...)
 {
 	va_list ap;
@@ -183,13 +206,17 @@ void bench_why(const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *bench_last_why(void)
+{
+	return run_why[0] ? run_why : "no reason given";
+}
+
 /*
  * bench_run() calls this only for a variant without an error yet and
  * drops the variant after its first one, so v->why says why it was
- * dropped. @fail: UXDP_BENCH_FAIL_VARIANT (see bench_check()).
+ * dropped.
  */
-static int run_one(struct bench_variant *v, uint64_t ops, double *out,
-		   const char *fail)
+static int run_one(struct bench_variant *v, uint64_t ops, double *out)
 {
 	unsigned int m;
 	int err;
@@ -197,12 +224,10 @@ static int run_one(struct bench_variant *v, uint64_t ops, double *out,
 	for (m = 0; m < v->nmetrics; m++)
 		out[m] = NAN;
 	run_why[0] = '\0';
-	if (fail && *fail && strstr(v->label, fail)) {
+	if (bench_fail_injected(v->label))
 		err = -ECANCELED;
-		bench_why("failure injected (UXDP_BENCH_FAIL_VARIANT)");
-	} else {
+	else
 		err = v->run(v->arg, ops, out);
-	}
 	if (!err)
 		return 0;
 	if (err == BENCH_UNAVAILABLE) {
@@ -215,12 +240,10 @@ static int run_one(struct bench_variant *v, uint64_t ops, double *out,
 	return err;
 }
 
-unsigned int bench_run(struct bench_variant *v, unsigned int nv,
-		       unsigned int runs, const char *what, bool quiet)
+void bench_run_prepare(struct bench_variant *v, unsigned int nv,
+		       unsigned int runs)
 {
-	double scratch[BENCH_MAX_METRICS];
-	const char *fail = getenv("UXDP_BENCH_FAIL_VARIANT");
-	unsigned int i, r, ok = 0;
+	unsigned int i;
 
 	for (i = 0; i < nv; i++) {
 		v[i].samples = calloc((size_t)runs * BENCH_MAX_METRICS,
@@ -234,12 +257,31 @@ unsigned int bench_run(struct bench_variant *v, unsigned int nv,
 				 strerror(ENOMEM));
 		}
 	}
+}
+
+bool bench_fail_injected(const char *label)
+{
+	const char *fail = getenv("UXDP_BENCH_FAIL_VARIANT");
+
+	if (!fail || !*fail || !strstr(label, fail))
+		return false;
+	bench_why("failure injected (UXDP_BENCH_FAIL_VARIANT)");
+	return true;
+}
+
+unsigned int bench_run(struct bench_variant *v, unsigned int nv,
+		       unsigned int runs, const char *what, bool quiet)
+{
+	double scratch[BENCH_MAX_METRICS];
+	unsigned int i, r, ok = 0;
+
+	bench_run_prepare(v, nv, runs);
 	bench_progress(quiet, "  %s: %u variants x %u runs ", what, nv, runs);
 	/* Warm-up: a sixteenth of a run, results thrown away. */
 	for (i = 0; i < nv; i++)
 		if (!v[i].err)
 			run_one(&v[i], v[i].ops / 16 ? v[i].ops / 16 : 1,
-				scratch, fail);
+				scratch);
 	for (r = 0; r < runs; r++) {
 		for (i = 0; i < nv; i++) {
 			double *out;
@@ -247,7 +289,7 @@ unsigned int bench_run(struct bench_variant *v, unsigned int nv,
 			if (v[i].err)
 				continue;
 			out = &v[i].samples[v[i].nsamples * BENCH_MAX_METRICS];
-			if (!run_one(&v[i], v[i].ops, out, fail))
+			if (!run_one(&v[i], v[i].ops, out))
 				v[i].nsamples++;
 		}
 		bench_progress(quiet, ".");

@@ -183,11 +183,27 @@ unsigned int bench_run(struct bench_variant *v, unsigned int nv,
 		       unsigned int runs, const char *what, bool quiet);
 
 /*
+ * What bench_run() does first, for a runner of its own (instr.c): the
+ * samples of @runs runs per variant, errors and reasons cleared.
+ */
+void bench_run_prepare(struct bench_variant *v, unsigned int nv,
+		       unsigned int runs);
+
+/*
+ * Whether UXDP_BENCH_FAIL_VARIANT names the variant @label (see
+ * bench_check()); if so bench_why() says so, and its run must fail.
+ */
+bool bench_fail_injected(const char *label);
+
+/*
  * Called by a run() that is about to return an error: one line saying why
  * ("uxdp-bench-redirect exited with status 2"), kept in the variant and
  * printed by bench_check(). Without it the error's strerror() is used.
  */
 void bench_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* What bench_why() said last (for code outside a variant's run). */
+const char *bench_last_why(void);
 
 /*
  * After bench_run(): every variant that failed is named, with why, on
@@ -238,6 +254,12 @@ void bench_variants_free(struct bench_variant *v, unsigned int nv);
 
 /* @text from column @col on, wrapped at 79 with continuation at @indent. */
 void bench_put_wrapped(FILE *f, int col, int indent, const char *text);
+
+/*
+ * The first @name in $PATH that we may run, as execvp() would find it,
+ * into @out. false if there is none.
+ */
+bool bench_exe_in_path(const char *name, char *out, size_t len);
 
 /* Progress to stderr unless quiet. */
 void bench_progress(bool quiet, const char *fmt, ...)

@@ -174,7 +174,7 @@ static bool exe_at(const char *dir, const char *name, char *out, size_t len)
 static bool find_exe(const char *env, const char *name, const char *built,
 		     bool in_path, char *out, size_t len)
 {
-	const char *e = getenv(env), *path = getenv("PATH");
+	const char *e = getenv(env);
 	char self[PATH_MAX], *slash;
 	ssize_t n;
 
@@ -196,19 +196,8 @@ static bool find_exe(const char *env, const char *name, const char *built,
 		snprintf(out, len, "%s", built);
 		return true;
 	}
-	while (in_path && path && *path) {
-		const char *colon = strchr(path, ':');
-		size_t dl = colon ? (size_t)(colon - path) : strlen(path);
-		char dir[PATH_MAX];
-
-		if (dl && dl < sizeof(dir)) {
-			memcpy(dir, path, dl);
-			dir[dl] = '\0';
-			if (exe_at(dir, name, out, len))
-				return true;
-		}
-		path = colon ? colon + 1 : "";
-	}
+	if (in_path && bench_exe_in_path(name, out, len))
+		return true;
 	snprintf(out, len, "%s", name);
 	return false;
 }

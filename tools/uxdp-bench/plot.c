@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "plot.h"
 
 #define PLOT_MAX	16
@@ -41,30 +42,11 @@ static char *plot_dir;
 static struct plot *plots[PLOT_MAX];
 static unsigned int nplots;
 
-/* The first "gnuplot" in $PATH that we may run, as execvp() would. */
-static bool gnuplot_in_path(void)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-
-	if (!path || !*path)
-		return false;
-	while (*path) {
-		const char *e = strchr(path, ':');
-		size_t len = e ? (size_t)(e - path) : strlen(path);
-
-		snprintf(buf, sizeof(buf), "%.*s/gnuplot", (int)len,
-			 len ? path : ".");
-		if (!access(buf, X_OK))
-			return true;
-		path += len + (e ? 1 : 0);
-	}
-	return false;
-}
-
 int plot_init(const char *dir)
 {
-	if (!gnuplot_in_path()) {
+	char gnuplot[4096];
+
+	if (!bench_exe_in_path("gnuplot", gnuplot, sizeof(gnuplot))) {
 		fprintf(stderr, "uxdp-bench: --plot: gnuplot not found in "
 			"PATH (Debian: apt-get install gnuplot-nox)\n");
 		return -1;
