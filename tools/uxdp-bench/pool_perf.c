@@ -184,6 +184,33 @@ static inline void drv_free(struct uxdp_pool *p, struct uxdp_buff **bufs,
 
 /* ---- the cycles ---------------------------------------------------------- */
 
+/*
+ * @rounds of the rx-to-user cycle, unstamped. @alloc: the allocation
+ * step (drv_alloc, or --instructions' out-of-line copy of it).
+ */
+static inline __attribute__((always_inline)) int
+rx_rounds(struct pool_mode *m, uint32_t batch, uint32_t len, uint64_t rounds,
+	  int (*alloc)(struct uxdp_pool *, struct uxdp_buff **, uint32_t,
+		       uint32_t))
+{
+	struct uxdp_buff *bufs[ROUND];
+	uint64_t r;
+	int err;
+
+	for (r = 0; r < rounds; r++) {
+		err = app_post(m, ROUND);
+		if (!err)
+			err = alloc(m->pool, bufs, batch, ROUND);
+		if (err)
+			return err;
+		drv_set_size(bufs, batch, ROUND, len);
+		err = drv_release(m, bufs, ROUND);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int run_rx(struct pool_case *c, uint32_t batch, uint64_t rounds,
 		  uint64_t *ph)
 {
@@ -194,17 +221,9 @@ static int run_rx(struct pool_case *c, uint32_t batch, uint64_t rounds,
 	int err;
 
 	t0 = bench_tsc_begin();
-	for (r = 0; r < rounds; r++) {
-		err = app_post(m, ROUND);
-		if (!err)
-			err = drv_alloc(m->pool, bufs, batch, ROUND);
-		if (err)
-			return err;
-		drv_set_size(bufs, batch, ROUND, len);
-		err = drv_release(m, bufs, ROUND);
-		if (err)
-			return err;
-	}
+	err = rx_rounds(m, batch, len, rounds, drv_alloc);
+	if (err)
+		return err;
 	t1 = bench_tsc_end();
 	ph[M_TOTAL] = t1 - t0;
 

@@ -426,9 +426,22 @@ static int check_accounting(struct xsk_case *c, struct uxdp_dev *dev,
 
 static unsigned int nic_seq;
 
-static int xsk_case_run(void *arg, uint64_t ops, double *out)
+/* What a run is done on: the nic, its sockets and their program. */
+struct xsk_rig {
+	struct xsk_q qs[XSK_MAX_Q];
+	struct uxdp_dev *dev;
+	struct uxdp_map *map;
+	uint32_t nq;		/* sockets made */
+};
+
+/*
+ * The nic with @c's refill mode, a socket (and its UMEM, faulted in) per
+ * queue, the program redirecting to them, the device up. -errno with
+ * bench_why() saying why; xsk_rig_down() undoes what was made either way.
+ */
+static int xsk_rig_up(struct xsk_rig *r, struct xsk_case *c, uint64_t ops,
+		      const uint32_t *go)
 {
-	struct xsk_case *c = arg;
 	UXDP_DECLARE_OPTS(uxdp_nic_opts, no, .queues = c->queues,
 			  .refill_threshold = c->threshold,
 			  .flags = (c->single ? UXDP_NIC_F_SINGLE_ALLOC : 0) |
@@ -446,64 +459,93 @@ static int xsk_case_run(void *arg, uint64_t ops, double *out)
 		.tx_count = c->mode == XSK_APP_TXONLY ? ops : 0,
 		.stop_fd = -1,
 	};
-	struct xsk_q qs[XSK_MAX_Q];
-	struct bench_thread *th[XSK_MAX_Q] = { NULL };
-	struct uxdp_dev *dev;
-	struct uxdp_map *map = NULL;
 	struct uxdp_prog *prog;
-	uint64_t wall = 0, busy = 0, consumed = 0, gen = 0, pt = 0, at = 0;
-	uint32_t go = 0, q, nq = 0;
 	char name[UXDP_IFNAMSIZ];
-	int err = 0, e;
+	uint32_t q;
+	int err;
 
-	memset(qs, 0, sizeof(qs));
+	memset(r, 0, sizeof(*r));
 	snprintf(name, sizeof(name), "bxsk%u", nic_seq++ % 10000);
-	dev = uxdp_nic_create(name, &no);
-	if (!dev) {
+	r->dev = uxdp_nic_create(name, &no);
+	if (!r->dev) {
 		bench_why("nic: %s", uxdp_errmsg());
 		return -errno;
 	}
-	map = uxdp_map_create(c->queues);
-	if (!map) {
+	r->map = uxdp_map_create(c->queues);
+	if (!r->map) {
 		err = -errno;
 		bench_why("map: %s", uxdp_errmsg());
-		goto out;
+		return err;
 	}
-	for (q = 0; q < c->queues; q++, nq++) {
-		qs[q].c = c;
-		qs[q].dev = dev;
-		qs[q].q = q;
-		qs[q].go = &go;
-		qs[q].target = ops / c->queues;
-		err = xsk_app_init(&qs[q].app, &cfg, dev, q);
+	for (q = 0; q < c->queues; q++, r->nq++) {
+		struct xsk_q *x = &r->qs[q];
+
+		x->c = c;
+		x->dev = r->dev;
+		x->q = q;
+		x->go = go;
+		x->target = ops / c->queues;
+		err = xsk_app_init(&x->app, &cfg, r->dev, q);
 		if (err) {
 			bench_why("socket on queue %u: %s", q, uxdp_errmsg());
-			goto out;
+			return err;
 		}
 		/* Fault the UMEM in now: a fresh mapping's first touches
 		 * (the nic's "DMA") would otherwise be timed. */
-		memset(qs[q].app.area, 0, (size_t)XSK_FRAMES * XSK_FRAME_SIZE);
-		err = uxdp_map_update(map, q, uxdp_xsk_target(qs[q].app.xsk));
+		memset(x->app.area, 0, (size_t)XSK_FRAMES * XSK_FRAME_SIZE);
+		err = uxdp_map_update(r->map, q, uxdp_xsk_target(x->app.xsk));
 		if (err) {
 			bench_why("map update: %s", uxdp_errmsg());
-			goto out;
+			return err;
 		}
 	}
 	prog = uxdp_prog_create("xsk", c->mode == XSK_APP_TXONLY ?
-				xsk_app_prog_drop : xsk_app_prog_xsk, map);
+				xsk_app_prog_drop : xsk_app_prog_xsk, r->map);
 	if (!prog) {
 		err = -errno;
 		bench_why("program: %s", uxdp_errmsg());
-		goto out;
+		return err;
 	}
-	err = uxdp_dev_attach_prog(dev, UXDP_ALL_QUEUES, prog);
+	err = uxdp_dev_attach_prog(r->dev, UXDP_ALL_QUEUES, prog);
 	uxdp_prog_put(prog);
 	if (!err)
-		err = uxdp_dev_up(dev);
-	if (err) {
+		err = uxdp_dev_up(r->dev);
+	if (err)
 		bench_why("nic: %s", uxdp_errmsg());
-		goto out;
+	return err;
+}
+
+/* Tear down what xsk_rig_up() made; @err, or the teardown's error. */
+static int xsk_rig_down(struct xsk_rig *r, int err)
+{
+	uint32_t q;
+	int e;
+
+	for (q = 0; q < r->nq; q++) {
+		e = xsk_app_fini(&r->qs[q].app);
+		if (e && !err) {
+			bench_why("socket teardown: %s", strerror(-e));
+			err = e;
+		}
 	}
+	uxdp_dev_destroy(r->dev);
+	uxdp_map_destroy(r->map);
+	return err;
+}
+
+static int xsk_case_run(void *arg, uint64_t ops, double *out)
+{
+	struct xsk_case *c = arg;
+	struct xsk_rig rig;
+	struct xsk_q *qs = rig.qs;
+	struct bench_thread *th[XSK_MAX_Q] = { NULL };
+	uint64_t wall = 0, busy = 0, consumed = 0, gen = 0, pt = 0, at = 0;
+	uint32_t go = 0, q;
+	int err, e;
+
+	err = xsk_rig_up(&rig, c, ops, &go);
+	if (err)
+		goto out;
 
 	if (c->rtc) {
 		uint64_t t0, end = 0;
@@ -554,7 +596,7 @@ static int xsk_case_run(void *arg, uint64_t ops, double *out)
 	for (q = 0; q < c->queues && !err; q++)
 		err = drain(&qs[q]);
 	if (!err)
-		err = check_accounting(c, dev, qs, &consumed, &gen);
+		err = check_accounting(c, rig.dev, qs, &consumed, &gen);
 	if (err)
 		goto out;
 	{
@@ -598,16 +640,7 @@ static int xsk_case_run(void *arg, uint64_t ops, double *out)
 			      100.0 * (double)(gen - consumed) / (double)gen;
 	}
 out:
-	for (q = 0; q < nq; q++) {
-		e = xsk_app_fini(&qs[q].app);
-		if (e && !err) {
-			bench_why("socket teardown: %s", strerror(-e));
-			err = e;
-		}
-	}
-	uxdp_dev_destroy(dev);
-	uxdp_map_destroy(map);
-	return err;
+	return xsk_rig_down(&rig, err);
 }
 
 /* ---- the command --------------------------------------------------------- */
