@@ -135,6 +135,10 @@ expect 1 "pool: FAILED: pool drop unaligned batch=8: failure injected" \
 # A copy of the binary, to put broken helpers next to it.
 mkdir "$tmp/bin"
 cp "$bench" "$(dirname "$bench")/uxdp-bench-redirect" "$tmp/bin/"
+# A valgrind that says its version and refuses to run anything.
+printf '#!/bin/sh\n[ "$1" = --version ] && { echo valgrind-fake; exit 0; }\necho "fake valgrind refuses" >&2\nexit 1\n' \
+	> "$tmp/bin/fake-valgrind"
+chmod +x "$tmp/bin/fake-valgrind"
 
 # veth-tx: a uxdp variant fails, and (as root) the kernel peer: each is
 # named, and what ran is still shown.
@@ -327,6 +331,96 @@ grep -Eq "rxdrop zc +uxdp +[0-9.]+ Mpps" "$tmp/out" ||
 	fail "xsk: the variants that ran are missing"
 expect 1 "--plot: gnuplot not found" \
 	env PATH=/nonexistent "$bench" xsk -r 1 -n 64 --plot "$tmp/np"
+
+# ---- --instructions: callgrind's counts beside the timed figures ----
+# Instructions per packet (xsk) and per buffer (pool) of single against
+# batched allocation, aligned and unaligned, two callgrind children per
+# variant. Counts do not move with load, so the checks are exact enough
+# to judge: positive, batch below single (aligned and unaligned; aligned,
+# the pool's allocation step below half, its target), the ratio and
+# difference rows agree with the rows they come from, and the two
+# children agree within half an instruction. The checker is also run on
+# a copy with batch and single swapped, which it must refuse.
+check_instr() {
+	python3 - "$@" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = {r["name"]: r for r in doc["results"] if r["name"].startswith("instr")}
+if doc["command"] == "xsk":
+    unit, base = "instr/pkt", "instr %s %s"
+    kinds = ("alloc_batch", "single alloc")
+else:
+    unit, base = "instr/buf", "instr rx-to-user %s %s"
+    kinds = ("batch=64", "single")
+if len(sys.argv) > 2:			# the mutant: batch and single swapped
+    for mode in ("aligned", "unaligned"):
+        b, s = (rows[base % (mode, k)] for k in kinds)
+        b["value"], s["value"] = s["value"], b["value"]
+        b["min"], s["min"] = s["min"], b["min"]
+        b["parts"], s["parts"] = s["parts"], b["parts"]
+def close(a, b, what):
+    assert abs(a - b) <= 0.01 * max(abs(a), abs(b), 1), (what, a, b)
+for mode in ("aligned", "unaligned"):
+    b, s = (rows[base % (mode, k)] for k in kinds)
+    for r in (b, s):
+        assert r["unit"] == unit and r["value"] > 0, r
+        assert r["parts"]["alloc"] > 0, r
+        assert r["parts"]["alloc"] < r["value"], r
+        assert 0 <= r["parts"]["spread"] <= 0.5, ("children disagree", r)
+        assert r["value"] - r["min"] <= 0.5, r
+    assert b["value"] < s["value"], ("batch not below single", mode, b, s)
+    assert b["parts"]["alloc"] < s["parts"]["alloc"], (mode, b, s)
+    if doc["command"] == "xsk":
+        close(rows["instr %s batch/single" % mode]["value"],
+              b["value"] / s["value"], mode)
+        close(rows["instr %s single-batch" % mode]["value"],
+              s["value"] - b["value"], mode)
+    else:
+        if mode == "aligned":		# the pool's target (issue 1)
+            assert b["parts"]["alloc"] < 0.5 * s["parts"]["alloc"], (b, s)
+        close(rows["instr %s saved single->batch64 alloc" % mode]["value"],
+              b["parts"]["alloc"] - s["parts"]["alloc"], mode)
+t = [t for t in doc["targets"] if "instr" in t["what"]]
+assert len(t) == 1 and t[0]["met"], t
+assert "callgrind" in doc["env"]["instructions"], doc["env"]
+print("%s --instructions: batch %.2f vs single %.2f %s (aligned)" %
+      (doc["command"], rows[base % ("aligned", kinds[0])]["value"],
+       rows[base % ("aligned", kinds[1])]["value"], unit))
+PY
+}
+if ! command -v valgrind >/dev/null 2>&1; then
+	echo ""
+	echo "*** SKIPPED: uxdp-bench --instructions: valgrind not installed ***"
+	echo ""
+	case "${UXDP_CI:-}" in
+	""|0) ;;
+	*) fail "--instructions: UXDP_CI is set and valgrind is missing" ;;
+	esac
+else
+	for c in xsk pool; do
+		expect 0 "" "$bench" $c -r 2 -n 64 --no-dpdk --instructions \
+			--json -q
+		cp "$tmp/out" "$tmp/$c-instr.json"
+		check_json "$tmp/out" "$c --instructions" all
+		check_instr "$tmp/$c-instr.json" ||
+			fail "$c --instructions: implausible counts"
+		if check_instr "$tmp/$c-instr.json" swap >/dev/null 2>&1; then
+			fail "$c --instructions: the check passes swapped counts"
+		fi
+	done
+	# A child that fails: exit 1, the variant and why named.
+	expect 1 "pool: FAILED: pool instructions aligned single: callgrind child exited with status 1: fake valgrind refuses" \
+		env UXDP_BENCH_VALGRIND="$tmp/bin/fake-valgrind" \
+		"$bench" pool -r 1 -n 64 --no-dpdk --instructions -q
+fi
+# No valgrind: exit 3 at once, saying so; and not for other commands.
+expect 3 "--instructions: valgrind not found in PATH" \
+	env PATH=/nonexistent "$bench" xsk -r 1 -n 64 --instructions -q
+[ -s "$tmp/out" ] && fail "--instructions without valgrind measured anyway"
+expect 3 "--instructions: /nonexistent \(UXDP_BENCH_VALGRIND\)" \
+	env UXDP_BENCH_VALGRIND=/nonexistent "$bench" pool --instructions
+expect 2 "--instructions: only pool, xsk, demo and all" \
+	"$bench" ring --instructions
 
 # ---- output that cannot be written: exit 1, and stderr says so ----
 if [ -w /dev/full ]; then

@@ -37,6 +37,9 @@ struct bench_opts {
 	uint32_t duration;	/* --duration: fwd's run, soak's limit, s */
 	uint32_t pipelines;	/* --pipelines: soak's concurrent pipelines */
 	const char *plot_dir;	/* --plot: sweeps drawn as SVG here */
+	/* --instructions (pool, xsk; demo and all set it): also count
+	 * instructions per packet with callgrind (instr.h). */
+	bool instructions;
 };
 
 /* What the process found at start-up; filled by bench_env_init(). */
@@ -306,6 +309,10 @@ int bench_xsk(const struct bench_opts *o);
 #define BENCH_GROUPS_DEFAULT_OPS	4000000ULL
 #define BENCH_SOAK_DEFAULT_OPS	10000000ULL
 #define BENCH_XSK_DEFAULT_OPS	2000000ULL
+/* --instructions: packets (buffers) of the first counted pass, the second
+ * is twice as long; -n does not change them: a count needs no more. */
+#define BENCH_XSK_INSTR_OPS	16384ULL
+#define BENCH_POOL_INSTR_OPS	16384ULL
 #define BENCH_SOAK_DEFAULT_PIPES	4
 /* Each pipeline has at most 6 polling threads; 64 threads may poll. */
 #define BENCH_SOAK_MAX_PIPES	8

@@ -25,6 +25,7 @@
 
 #include "bench.h"
 #include "dpdk_peer.h"
+#include "instr.h"
 #include "plot.h"
 #include "report.h"
 
@@ -60,6 +61,7 @@ enum {
 	KEY_DURATION,
 	KEY_PIPELINES,
 	KEY_PLOT,
+	KEY_INSTRUCTIONS,
 };
 
 static const struct opt_def opt_defs[] = {
@@ -102,6 +104,13 @@ static const struct opt_def opt_defs[] = {
 		"gnuplot (NAME.dat, NAME.gp, NAME.svg): xsk then runs extra "
 		"sweep variants, pool plots its batch sizes; no gnuplot: exit "
 		"1 (default off)"),
+	OPT_DEF("instructions", KEY_INSTRUCTIONS, OPT_FLAG, instructions,
+		NULL, 0, 0,
+		"pool, xsk: also count instructions per buffer / packet of "
+		"single vs batched allocation, aligned and unaligned, with "
+		"valgrind's callgrind (a figure load does not move; a few "
+		"seconds); no valgrind: exit 3 (default off; demo and all "
+		"count when valgrind is installed)"),
 	{ "help", 'h', OPT_HELP, 0, NULL, 0, 0, "this text" },
 };
 
@@ -196,7 +205,8 @@ static void usage(FILE *f)
 		    "check failed, a redirect helper is missing, a built DPDK "
 		    "peer or a forwarder would not start): stderr says which and why, and "
 		    "what did succeed is still printed; or the output could "
-		    "not be written. 2 bad arguments.");
+		    "not be written. 2 bad arguments. 3 --instructions and "
+		    "no valgrind (nothing measured).");
 }
 
 /* Exiting with 2: check_output() must not turn that into 1. */
@@ -376,6 +386,11 @@ static const struct bench_cmd *parse_args(int argc, char **argv,
 		bad_args("unknown command '%s'", argv[optind]);
 	if (optind + 1 < argc)
 		bad_args("unexpected argument '%s'", argv[optind + 1]);
+	if (o->instructions && cmd->run != bench_pool &&
+	    cmd->run != bench_xsk && cmd->run != cmd_demo &&
+	    cmd->run != cmd_all)
+		bad_args("--instructions: only pool, xsk, demo and all count "
+			 "instructions");
 	/* Aligned mode needs a power-of-two chunk. */
 	if (o->chunk_size && o->chunk_size != 2048 && o->chunk_size != 4096)
 		bad_args("--chunk-size: %u is not 2048 or 4096",
@@ -419,6 +434,8 @@ static void print_header(const char *cmd, const struct bench_opts *o)
 	report_env_num("tsc_ghz", bench_env.tsc_ghz);
 	report_env_num("stamp_cost_ticks", bench_env.stamp_cost);
 	report_env_num("cpus", bench_env.ncpus);
+	if (o->instructions)
+		report_env_str("instructions", "%s", instr_status());
 	if (bench_env.pinned)
 		report_env_str("pinning", "1-core and producer on CPU %d, "
 			       "consumer on CPU %d", bench_env.cpu_a,
@@ -445,6 +462,9 @@ static void print_header(const char *cmd, const struct bench_opts *o)
 	else
 		report_text("cpus: %d; not pinned (two-thread tests need two "
 			    "CPUs)", bench_env.ncpus);
+	if (o->instructions)
+		report_text("instructions: %s%s", instr_ready() ? "" :
+			    "not counted: ", instr_status());
 	if (o->no_dpdk)
 		report_text("DPDK peer: skipped (--no-dpdk)");
 	else
@@ -488,6 +508,9 @@ int main(int argc, char **argv)
 	const struct bench_cmd *cmd;
 	int ret;
 
+	/* A callgrind child of --instructions (instr.h): no report. */
+	if (argc > 1 && !strcmp(argv[1], INSTR_CHILD_ARG))
+		return instr_child_main(argc - 2, argv + 2);
 	atexit(check_output);
 	cmd = parse_args(argc, argv, &o);
 	if (!o.runs)
@@ -499,6 +522,19 @@ int main(int argc, char **argv)
 	/* Before any measuring: a missing gnuplot is said at once. */
 	if (o.plot_dir && plot_init(o.plot_dir))
 		return 1;
+	/*
+	 * The same for valgrind when --instructions asks for it; demo and
+	 * all count when they can and say why not when they cannot.
+	 */
+	if (o.instructions && instr_init()) {
+		fprintf(stderr, "uxdp-bench: --instructions: %s\n",
+			instr_status());
+		return INSTR_EXIT_NO_VALGRIND;
+	}
+	if (cmd->run == cmd_demo || cmd->run == cmd_all) {
+		instr_init();
+		o.instructions = true;
+	}
 	if (bench_env_init()) {
 		fprintf(stderr, "uxdp-bench: FAILED: cannot calibrate the "
 			"TSC\n");

@@ -42,6 +42,7 @@
 #include "bench.h"
 #include "plot.h"
 #include "dpdk_peer.h"
+#include "instr.h"
 #include "report.h"
 
 #define ROUND		64	/* buffers per round: a NAPI budget */
@@ -442,6 +443,272 @@ static const char *kind_name(uint32_t batch, char *buf, size_t len)
 	else
 		snprintf(buf, len, "batch=%u", batch);
 	return buf;
+}
+
+/* ---- --instructions: the child ------------------------------------------ */
+
+/*
+ * What callgrind collects in passes 1 and 2 (--toggle-collect=
+ * bench_instr_pool_cycle*): the whole rx-to-user cycle, as run_rx's
+ * unstamped loop.
+ */
+INSTR_LOOP int bench_instr_pool_cycle(struct pool_mode *m, uint32_t batch,
+				      uint32_t len, uint64_t rounds);
+INSTR_LOOP int bench_instr_pool_cycle(struct pool_mode *m, uint32_t batch,
+				      uint32_t len, uint64_t rounds)
+{
+	return rx_rounds(m, batch, len, rounds, drv_alloc);
+}
+
+/*
+ * Passes 3 and 4 (bench_instr_pool_alloc*): the allocation step alone,
+ * as the phase stamps of run_rx bracket it, plus this function's own
+ * call and return once per round of ROUND buffers.
+ */
+INSTR_LOOP int bench_instr_pool_alloc(struct uxdp_pool *p,
+				      struct uxdp_buff **bufs, uint32_t batch,
+				      uint32_t n);
+INSTR_LOOP int bench_instr_pool_alloc(struct uxdp_pool *p,
+				      struct uxdp_buff **bufs, uint32_t batch,
+				      uint32_t n)
+{
+	return drv_alloc(p, bufs, batch, n);
+}
+
+static int pool_instr_alloc_pass(struct pool_mode *m, uint32_t batch,
+				 uint32_t len, uint64_t rounds)
+{
+	return rx_rounds(m, batch, len, rounds, bench_instr_pool_alloc);
+}
+
+/*
+ * uxdp-bench __instr pool aligned|unaligned single|batch=N BUFFERS FRAMES
+ * CHUNK: the rx-to-user cycle counted over BUFFERS then 2 x BUFFERS, the
+ * whole cycle and the allocation step (xsk_instr_child's scheme).
+ */
+int pool_instr_child(int argc, char **argv)
+{
+	struct pool_mode m = { 0 };
+	uint64_t n = 0, rounds, units[4];
+	uint32_t len = bench_opaque_u32(PKT_LEN), batch = 0, frames = 0;
+	uint32_t chunk = 0;
+	const char *what = "set-up";
+	int err = -EINVAL;
+
+	if (argc == 5) {
+		n = instr_arg_u64(argv[2]);
+		frames = (uint32_t)instr_arg_u64(argv[3]);
+		chunk = (uint32_t)instr_arg_u64(argv[4]);
+		if (!strncmp(argv[1], "batch=", 6))
+			batch = (uint32_t)instr_arg_u64(argv[1] + 6);
+	}
+	if (n < ROUND || frames < 2 * ROUND || frames > (1U << 20) ||
+	    (chunk != 2048 && chunk != 4096) ||
+	    (strcmp(argv[0], "aligned") && strcmp(argv[0], "unaligned")) ||
+	    (strcmp(argv[1], "single") && (!batch || batch > ROUND))) {
+		fprintf(stderr, "usage: uxdp-bench " INSTR_CHILD_ARG " pool "
+			"aligned|unaligned single|batch=1..%u BUFFERS FRAMES "
+			"2048|4096\n", ROUND);
+		return 2;
+	}
+	rounds = n / ROUND;
+	if (mode_setup(&m, !strcmp(argv[0], "unaligned"), frames, chunk))
+		goto out;
+	/* Uncounted: every chunk round the fill ring twice. */
+	what = "warm-up";
+	err = bench_instr_pool_cycle(&m, batch, len, 2 * frames / ROUND);
+	if (err)
+		goto out;
+	what = "counted passes";
+	INSTR_START();
+	err = bench_instr_pool_cycle(&m, batch, len, rounds);
+	INSTR_DUMP("cycle N");
+	if (!err)
+		err = bench_instr_pool_cycle(&m, batch, len, 2 * rounds);
+	INSTR_DUMP("cycle 2N");
+	if (!err)
+		err = pool_instr_alloc_pass(&m, batch, len, rounds);
+	INSTR_DUMP("alloc N");
+	if (!err)
+		err = pool_instr_alloc_pass(&m, batch, len, 2 * rounds);
+	INSTR_DUMP("alloc 2N");
+	INSTR_STOP();
+	if (!err) {
+		what = "accounting";
+		err = check_quiescent(&m);
+	}
+	if (!err) {
+		units[0] = units[2] = rounds * ROUND;
+		units[1] = units[3] = 2 * rounds * ROUND;
+		instr_child_units(units, 4);
+	}
+out:
+	if (err)
+		fprintf(stderr, "uxdp-bench " INSTR_CHILD_ARG " pool %s %s: "
+			"%s: %s\n", argv[0], argv[1], what, strerror(-err));
+	mode_teardown(&m);
+	return err ? 1 : 0;
+}
+
+/* ---- --instructions: the parent ----------------------------------------- */
+
+enum {
+	MI_TOTAL,	/* instructions per buffer, the whole cycle */
+	MI_ALLOC,	/* the allocation step alone */
+	MI_N,
+};
+
+struct pool_instr {
+	struct instr_variant iv;	/* first: bench_variant.arg */
+	char label[64];
+	char kind[16], n[24], frames[16], chunk[16];
+	bool unaligned;
+	uint32_t batch;
+};
+
+static int pool_instr_figures(const struct instr_variant *iv,
+			      const struct instr_counts *c, double *out)
+{
+	out[MI_TOTAL] = instr_per_unit(c, 0, 1);
+	out[MI_ALLOC] = instr_per_unit(c, 2, 3);
+	(void)iv;
+	if (!(out[MI_TOTAL] > 0) || !(out[MI_ALLOC] > 0)) {
+		bench_why("nothing counted in bench_instr_pool_cycle or "
+			  "bench_instr_pool_alloc (%llu, %llu instructions): a "
+			  "stripped binary?", (unsigned long long)c->ir[1],
+			  (unsigned long long)c->ir[3]);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * The rx-to-user cycle's four seed variants (single and batch 64, aligned
+ * and unaligned) counted by callgrind. Returns the failed variants.
+ */
+static unsigned int pool_instructions(const struct bench_opts *o,
+				      uint32_t frames, uint32_t chunk)
+{
+	struct pool_instr pi[4];
+	struct bench_variant v[4];
+	unsigned int i, j, failed;
+	struct report_row *row;
+
+	if (!instr_ready()) {
+		report_warn("pool", "instructions per buffer skipped: %s",
+			    instr_status());
+		return 0;
+	}
+	for (i = 0; i < 4; i++) {
+		struct pool_instr *x = &pi[i];
+
+		memset(x, 0, sizeof(*x));
+		x->unaligned = i >= 2;
+		x->batch = i & 1 ? ROUND : 0;
+		if (x->batch)
+			snprintf(x->kind, sizeof(x->kind), "batch=%u",
+				 x->batch);
+		else
+			snprintf(x->kind, sizeof(x->kind), "single");
+		snprintf(x->label, sizeof(x->label), "pool instructions %s %s",
+			 x->unaligned ? "unaligned" : "aligned", x->kind);
+		snprintf(x->n, sizeof(x->n), "%llu",
+			 (unsigned long long)BENCH_POOL_INSTR_OPS);
+		snprintf(x->frames, sizeof(x->frames), "%u", frames);
+		snprintf(x->chunk, sizeof(x->chunk), "%u", chunk);
+		x->iv.job = (struct instr_job){
+			.group = "pool",
+			.args = { x->unaligned ? "unaligned" : "aligned",
+				  x->kind, x->n, x->frames, x->chunk },
+			.toggle = { "bench_instr_pool_cycle*",
+				    "bench_instr_pool_alloc*" },
+			.ndumps = 4,
+		};
+		x->iv.figures = pool_instr_figures;
+		instr_variant_init(&v[i], &x->iv, x->label,
+				   BENCH_POOL_INSTR_OPS, MI_N);
+	}
+	failed = instr_measure(v, 4, o, "pool");
+
+	report_heading("pool: instructions per buffer (callgrind), rx-to-user "
+		       "cycle");
+	for (i = 0; i < 4; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "instr rx-to-user %-9s %-8s",
+			 pi[i].unaligned ? "unaligned" : "aligned",
+			 pi[i].kind);
+		row = report_add("pool", name, "uxdp",
+				 instr_median(&v[i], MI_TOTAL),
+				 instr_min(&v[i], MI_TOTAL), "instr/buf");
+		report_part(row, "alloc", instr_median(&v[i], MI_ALLOC));
+		report_part(row, "spread", instr_spread(&v[i], MI_TOTAL));
+	}
+	for (j = 0; j < 2; j++) {
+		const char *mode = j ? "unaligned" : "aligned  ";
+		double st = instr_median(&v[2 * j], MI_TOTAL);
+		double bt = instr_median(&v[2 * j + 1], MI_TOTAL);
+		double sa = instr_median(&v[2 * j], MI_ALLOC);
+		double ba = instr_median(&v[2 * j + 1], MI_ALLOC);
+		char name[64];
+
+		snprintf(name, sizeof(name), "instr %s saved single->batch64 "
+			 "alloc", mode);
+		row = report_add("pool", name, "uxdp", ba - sa, NAN,
+				 "instr/buf");
+		report_part(row, "total", bt - st);
+		report_seed(row, j ? "-1 cyc/pkt" : "-9 cyc/pkt");
+		report_summarise(row);
+		snprintf(name, sizeof(name), "instr %s batch64/single alloc",
+			 mode);
+		row = report_add("pool", name, "uxdp", ba / sa, NAN, "x");
+		report_part(row, "total", bt / st);
+		report_summarise(row);
+	}
+	/*
+	 * The seed's split of the aligned gain (report_seed_rows), from
+	 * counts: batching measured in unaligned mode, the rest credited to
+	 * the pre-initialised heads.
+	 */
+	{
+		double us = instr_median(&v[2], MI_TOTAL), ub = instr_median(&v[3], MI_TOTAL);
+		double ab = instr_median(&v[1], MI_TOTAL), gain = us - ab;
+
+		/* No gain (or none measured): no split. */
+		if (!(gain > 0))
+			gain = NAN;
+		row = report_add("pool", "instr aligned gain share: batching",
+				 "estimate", 100.0 * (us - ub) / gain, NAN,
+				 "%");
+		report_seed(row, "~40%%");
+		if (!isnan(gain))
+			report_row_note(row, "unaligned single -> aligned "
+					"batch64 = %.2f instr/buf", -gain);
+		report_summarise(row);
+		row = report_add("pool", "instr aligned gain share: pre-init "
+				 "heads", "estimate", 100.0 * (ub - ab) / gain,
+				 NAN, "%");
+		report_seed(row, "~60%%");
+		report_summarise(row);
+	}
+	report_note("pool", "instructions: %s; each variant in a process of "
+		    "its own under callgrind (%u each), set-up and two laps "
+		    "of the UMEM uncounted, then %llu and %llu buffers of the "
+		    "rx-to-user cycle counted: per buffer = the difference / "
+		    "%llu. Whole cycle = run_rx's loop without its stamps; "
+		    "alloc = the step its alloc phase times (the driver's "
+		    "allocation, single or batch, called out of line: one "
+		    "call and return per round of %u more)", instr_status(),
+		    v[0].nsamples, (unsigned long long)BENCH_POOL_INSTR_OPS,
+		    (unsigned long long)(2 * BENCH_POOL_INSTR_OPS),
+		    (unsigned long long)BENCH_POOL_INSTR_OPS, ROUND);
+	report_target("pool", "aligned alloc_batch(64)/single, alloc phase, "
+		      "instructions", instr_median(&v[1], MI_ALLOC) /
+		      instr_median(&v[0], MI_ALLOC), 0.5,
+		      "%.2f vs %.2f instr/buf (counted, not timed)",
+		      instr_median(&v[1], MI_ALLOC), instr_median(&v[0], MI_ALLOC));
+	bench_variants_free(v, 4);
+	return failed;
 }
 
 /* ---- reporting ----------------------------------------------------------- */
@@ -894,6 +1161,11 @@ int bench_pool(const struct bench_opts *o)
 	report_seed_rows(v, nv);
 	report_flush();
 	bench_variants_free(v, nv);
+	if (o->instructions) {
+		if (pool_instructions(o, frames, chunk))
+			ret = 1;
+		report_flush();
+	}
 out:
 	for (b = 0; b < NDPDK; b++)
 		dpdk_mempool_free(dm[b]);

@@ -71,7 +71,7 @@ static struct {
 	bool compact;
 	struct report_item *items;
 	size_t nitems, cap, flushed;
-	struct report_env_kv env[16];
+	struct report_env_kv env[24];
 	unsigned int nenv;
 } rep;
 
