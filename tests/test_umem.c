@@ -71,6 +71,8 @@ static void test_rejects_say_why(void **state)
 		  "tx_metadata_len" },
 		{ MB, 2048, 0, UXDP_UMEM_F_TX_METADATA_LEN, 256, 0, 0, 0,
 		  "tx_metadata_len" },
+		{ MB, 2048, 0, UXDP_UMEM_F_TX_METADATA_LEN, 8, 0, 0, 0,
+		  "tx_metadata_len 8 is below 16" },
 		{ MB, 2048, 0, 0, 0, 1000, 0, 0, "fill_size 1000" },
 		{ MB, 2048, 0, 0, 0, 0, 3, 0, "comp_size 3" },
 		{ MB, 2048, 0, UXDP_UMEM_F_HUGEPAGES, 0, 0, 0, 0,
@@ -138,6 +140,60 @@ static void test_accepts_limits(void **state)
 	o.sz = sizeof(o);
 	assert_int_equal(uxdp_umem_check(area, 4096, &o), 0);
 	munmap(area, 2 * MB);
+}
+
+/*
+ * tx_metadata_len with its flag: the kernel's rule since 1bb30b181d9f, every
+ * length from 0 to 300. 16..248 in steps of 8 and nothing else; 0 and 8
+ * (older kernels took them) say which rule, and none of it matters
+ * without the flag. The headroom rule does not move with it: the largest
+ * headroom is the same with and without metadata.
+ */
+static void test_tx_metadata_len_rule(void **state)
+{
+	char *area = t_area(MB);
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, o, .chunk_size = 4096,
+			  .flags = UXDP_UMEM_F_TX_METADATA_LEN);
+	unsigned int ok = 0;
+	uint32_t len;
+	int want, got;
+
+	(void)state;
+	for (len = 0; len <= 300; len++) {
+		o.flags = UXDP_UMEM_F_TX_METADATA_LEN;
+		o.tx_metadata_len = len;
+		want = len >= UXDP_TX_METADATA_MIN_LEN &&
+		       len <= UXDP_TX_METADATA_MAX_LEN && len % 8 == 0 ?
+		       0 : -EINVAL;
+		got = uxdp_umem_check(area, MB, &o);
+		if (got != want)
+			fail_msg("tx_metadata_len %u with the flag: %d, want "
+				 "%d (%s)", len, got, want, uxdp_errmsg());
+		ok += !got;
+		if (len < UXDP_TX_METADATA_MIN_LEN && len % 8 == 0)
+			assert_non_null(strstr(uxdp_errmsg(), "below 16"));
+		o.flags = 0;
+		assert_int_equal(uxdp_umem_check(area, MB, &o), 0);
+	}
+	assert_int_equal(ok, (248 - 16) / 8 + 1);
+
+	o.flags = UXDP_UMEM_F_TX_METADATA_LEN | UXDP_UMEM_F_TX_SW_CSUM |
+		  UXDP_UMEM_F_UNALIGNED;
+	o.chunk_size = 3000;
+	o.tx_metadata_len = 16;
+	assert_int_equal(uxdp_umem_check(area, MB, &o), 0);
+	o.tx_metadata_len = 8;
+	assert_int_equal(uxdp_umem_check(area, MB, &o), -EINVAL);
+
+	o.flags = UXDP_UMEM_F_TX_METADATA_LEN;
+	o.chunk_size = 4096;
+	o.tx_metadata_len = UXDP_TX_METADATA_MAX_LEN;
+	o.headroom = 4096 - UXDP_UMEM_CHUNK_RESERVED;
+	assert_int_equal(uxdp_umem_check(area, MB, &o), 0);
+	o.headroom++;
+	assert_int_equal(uxdp_umem_check(area, MB, &o), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "headroom"));
+	munmap(area, MB);
 }
 
 /* Caller memory is used in place and left mapped at destroy. */
@@ -454,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_rejects_say_why),
 		cmocka_unit_test(test_accepts_limits),
+		cmocka_unit_test(test_tx_metadata_len_rule),
 		cmocka_unit_test(test_caller_area),
 		cmocka_unit_test(test_opts_compat),
 		cmocka_unit_test(test_hugepages),

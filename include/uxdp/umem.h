@@ -50,6 +50,17 @@ extern "C" {
 #define UXDP_UMEM_CHUNK_RESERVED \
 	(UXDP_PACKET_HEADROOM + UXDP_SKB_SHINFO_SIZE + UXDP_MIN_PACKET_ROOM)
 
+/*
+ * With UXDP_UMEM_F_TX_METADATA_LEN, tx_metadata_len must be at least this
+ * (the request's 8-byte flags and one 8-byte field; the launch-time request
+ * needs sizeof(struct uxdp_xsk_tx_metadata), 24), below 256 and a multiple
+ * of 8. The kernel's rule since 1bb30b181d9f ("xsk: require at least 16
+ * bytes of TX metadata", August 2026, also in 6.18.y); older kernels took
+ * 0 and 8 too.
+ */
+#define UXDP_TX_METADATA_MIN_LEN	16
+#define UXDP_TX_METADATA_MAX_LEN	248
+
 /* Unaligned-mode address encoding (XSK_UNALIGNED_BUF_*). */
 #define UXDP_UNALIGNED_BUF_OFFSET_SHIFT	48
 #define UXDP_UNALIGNED_BUF_ADDR_MASK \
@@ -76,8 +87,9 @@ struct uxdp_umem_opts {
 	uint32_t chunk_size;	/* 0: UXDP_UMEM_DEFAULT_CHUNK_SIZE */
 	uint32_t headroom;	/* user headroom before data_hard_start */
 	uint32_t flags;		/* UXDP_UMEM_F_* */
-	/* Bytes of TX metadata before each TX packet: < 256, multiple of 8.
-	 * As in the kernel, read only when UXDP_UMEM_F_TX_METADATA_LEN is set. */
+	/* Bytes of TX metadata before each TX packet: 16 to 248, a multiple
+	 * of 8 (UXDP_TX_METADATA_MIN_LEN). As in the kernel, read only when
+	 * UXDP_UMEM_F_TX_METADATA_LEN is set. */
 	uint32_t tx_metadata_len;
 	/* Fill / completion ring entries (powers of two); 0: enough for every
 	 * chunk, and at least UXDP_UMEM_DEFAULT_RING_SIZE. */

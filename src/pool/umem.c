@@ -73,11 +73,25 @@ static int umem_check_kernel_rules(uint64_t addr, uint64_t size,
 				 headroom, chunk_size,
 				 chunk_size - UXDP_UMEM_CHUNK_RESERVED,
 				 UXDP_SKB_SHINFO_SIZE, UXDP_MIN_PACKET_ROOM);
-	if ((flags & UXDP_UMEM_F_TX_METADATA_LEN) &&
-	    (tx_metadata_len >= 256 || tx_metadata_len % 8))
+	if (!(flags & UXDP_UMEM_F_TX_METADATA_LEN))
+		return 0;
+	if (tx_metadata_len >= 256 || tx_metadata_len % 8)
 		return uxdp_fail(EINVAL,
 				 "umem: tx_metadata_len %u must be < 256 and a "
 				 "multiple of 8", tx_metadata_len);
+	/*
+	 * Every request needs the flags word and one 8-byte field after it:
+	 * a shorter area lets the kernel read past it. Kernels with
+	 * 1bb30b181d9f (August 2026, in 6.18.y) refuse 0 and 8; older ones
+	 * took them. An application that asks for 16 or more works on both.
+	 */
+	if (tx_metadata_len < UXDP_TX_METADATA_MIN_LEN)
+		return uxdp_fail(EINVAL,
+				 "umem: tx_metadata_len %u is below %u: with "
+				 "UXDP_UMEM_F_TX_METADATA_LEN the area must hold "
+				 "the request's flags and one 8-byte field (the "
+				 "kernel's rule since 1bb30b181d9f)",
+				 tx_metadata_len, UXDP_TX_METADATA_MIN_LEN);
 	return 0;
 }
 

@@ -28,7 +28,8 @@
  *	u8   chunk shape, u32 chunk_size
  *	u8   headroom shape, u32 headroom
  *	u8   flags shape, u32 flags
- *	u8   tx_metadata_len shape, u32 tx_metadata_len
+ *	u8   tx_metadata_len shape (bit 0: low 9 bits only; bit 1: one of
+ *	     0, 8, 16, 24, the edge of the 16-byte minimum), u32 tx_metadata_len
  *	u8   ring shape, u32 fill_size, u32 comp_size
  *	u8   opts.sz (bit 3 of the first byte), then the bytes past the struct
  */
@@ -203,7 +204,10 @@ static bool model_valid(uint64_t area, bool area_null, uint64_t size,
 		return false;
 	if ((uint64_t)headroom + UXDP_UMEM_CHUNK_RESERVED > chunk)
 		return false;
-	if ((flags & UXDP_UMEM_F_TX_METADATA_LEN) && (txm >= 256 || txm % 8))
+	/* with the flag: 16..248, a multiple of 8 (the kernel since
+	 * 1bb30b181d9f) */
+	if ((flags & UXDP_UMEM_F_TX_METADATA_LEN) &&
+	    (txm >= 256 || txm % 8 || txm < 16))
 		return false;
 	if (!pow2(fill) || fill > UXDP_RING_MAX_ENTRIES)
 		return false;
@@ -295,6 +299,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	ob.o.tx_metadata_len = fz_u32(&f);
 	if (shape & 1)
 		ob.o.tx_metadata_len &= 0x1ff;
+	if (shape & 2)
+		ob.o.tx_metadata_len &= 0x18;
 	shape = fz_u8(&f);
 	ob.o.fill_size = pick_ring(shape, fz_u32(&f));
 	ob.o.comp_size = pick_ring(shape >> 2, fz_u32(&f));

@@ -167,6 +167,18 @@ static void gen_umem(void)
 		.chunk = 2, .flags_shape = 1,
 		.flags = UXDP_UMEM_F_TX_METADATA_LEN, .txm = 12,
 		.ring_shape = 1 });
+	/* 8: below the 16-byte minimum (older kernels took it); 16: the
+	 * smallest the kernel takes now */
+	umem("txmeta-8", &(struct umem_in){
+		.size_shape = 0, .size = 65536, .chunk_shape = 1,
+		.chunk = 2, .flags_shape = 1,
+		.flags = UXDP_UMEM_F_TX_METADATA_LEN, .txm = 8,
+		.ring_shape = 1 });
+	umem("txmeta-16", &(struct umem_in){
+		.size_shape = 0, .size = 65536, .chunk_shape = 1,
+		.chunk = 2, .flags_shape = 1,
+		.flags = UXDP_UMEM_F_TX_METADATA_LEN, .txm = 16,
+		.ring_shape = 1 });
 	umem("hugepages-area", &(struct umem_in){
 		.mode = 3, .area = 1 << 21, .size_shape = 0, .size = 1 << 21,
 		.chunk_shape = 1, .chunk = 2, .flags_shape = 1,
