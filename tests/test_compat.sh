@@ -4,7 +4,7 @@
 # uxdp's compatibility header, must do the same with the same packets.
 #
 #   test_compat.sh uxdp   SRC CC XDPSOCK_UXDP [XDPSOCK_LIBXDP]
-#   test_compat.sh kernel SRC CC XDPSOCK_UXDP XDPSOCK_LIBXDP
+#   test_compat.sh kernel SRC CC XDPSOCK_UXDP XDPSOCK_LIBXDP [KRULES_PROBE]
 #
 # uxdp: the compatibility header compiles whatever the order of includes
 # (and as C++); then xdpsock_mini on a uxdp veth pair (UXDP_COMPAT_PORT_*),
@@ -17,13 +17,17 @@
 # namespace if absent; LIBXDP_SKIP_DISPATCHER=1), run with the libxdp
 # build, must give the same totals as the uxdp build, and the same frames
 # back on the peer. Without root, libxdp or kernel AF_XDP it skips loudly
-# (exit 77), or fails when UXDP_CI=1.
+# (exit 77), or fails when UXDP_CI=1. It prints the kernel's release and,
+# with KRULES_PROBE (t_kernel_rules_probe), the form of each
+# version-dependent rule the kernel follows: a kernel whose XDP_STATISTICS
+# has no rx_ring_full (before 5.9, 8aa5a33578e9) is not compared on it.
 set -eu
 mode=$1
 src=$2
 cc=$3
 bin_uxdp=$4
 bin_libxdp=${5:-none}
+bin_krules=${6:-none}
 npkts=120
 
 tmp=$(mktemp -d)
@@ -314,6 +318,18 @@ ip netns exec "$ns" "$py" "$tmp/pk.py" afxdp 2> "$tmp/afxdp.err" ||
 	skip "no AF_XDP in this kernel: $(cat "$tmp/afxdp.err")"
 
 uxdp_runs
+
+echo "comparing against kernel $(uname -r)"
+if [ -x "$bin_krules" ]; then
+	"$bin_krules" > "$tmp/krules" || fail "t_kernel_rules_probe failed"
+	cat "$tmp/krules"
+	if grep -q ": stats_v2 older" "$tmp/krules"; then
+		echo "kernel $(uname -r) follows the older rule here" \
+		     "(8aa5a33578e9): no rx_ring_full in XDP_STATISTICS," \
+		     "not compared"
+		fields=$(echo "$fields" | sed 's/rx_ring_full //')
+	fi
+fi
 
 # No IPv6 (router solicitations and the like would reach the socket), a
 # veth pair, both ends up.

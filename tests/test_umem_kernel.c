@@ -13,9 +13,18 @@
  * mmap'd fill ring must move the producer word the kernel reads.
  *
  * Only accept/reject is compared, not which rule fired: the kernel says
- * nothing but EINVAL. Kernel errors other than EINVAL (ENOMEM, ENOBUFS,
- * EFAULT, ...) mean the question could not be asked; such configurations are
- * printed and skipped, and more than a few percent of them fail the test.
+ * nothing but EINVAL.
+ *
+ * Some rules changed between kernel versions (t_kernel_rules.h: the
+ * metadata flag, the 16-byte metadata minimum, the headroom limit). The
+ * test asks the running kernel which form of each it follows, prints the
+ * release and the answers, and a difference that the older form of a rule
+ * the kernel follows accounts for is reported ("kernel X follows the older
+ * rule here") instead of counted; every other difference fails.
+ *
+ * Kernel errors other than EINVAL (ENOMEM, ENOBUFS, EFAULT, ...) mean the
+ * question could not be asked; such configurations are printed and
+ * skipped, and more than a few percent of them fail the test.
  *
  * Needs root and AF_XDP; otherwise the program skips (exit 77), loudly.
  */
@@ -29,15 +38,9 @@
 #include <sys/socket.h>
 
 #include "t_helpers.h"
+#include "t_kernel_rules.h"
 
 #include <uxdp/uxdp.h>
-
-#ifndef AF_XDP
-#define AF_XDP		44
-#endif
-#ifndef SOL_XDP
-#define SOL_XDP		283
-#endif
 
 /*
  * From the kernel's uapi <linux/if_xdp.h>. The installed header may predate
@@ -105,6 +108,8 @@ _Static_assert(sizeof(struct t_xdp_umem_reg) == 32, "xdp_umem_reg v3 layout");
 #define T_MAX_SKIP_PCT		3
 
 static char *t_area;
+/* The running kernel's release and the form of each rule it follows. */
+static struct t_krules t_kr;
 /* UXDP_TEST_VERBOSE=1: print every configuration and both answers */
 static bool t_verbose;
 
@@ -114,6 +119,7 @@ struct t_tally {
 	unsigned int rejected;	/* by the kernel, EINVAL */
 	unsigned int mismatches;
 	unsigned int skipped;	/* kernel error other than EINVAL */
+	unsigned int older;	/* differences an older kernel rule explains */
 };
 
 /* Both UMEM differential tests add to this for the summary line. */
@@ -232,11 +238,30 @@ static bool t_diff_one(const struct t_cfg *c, const char *tag, unsigned int i,
 		       "-EINVAL: %s\n", uret, t_errname(-uret), check_msg);
 		ok = false;
 	} else if (!kret != !uret) {
-		printf("MISMATCH: kernel %s, uxdp_umem_check %s%s\n",
-		       kret ? "rejected (EINVAL)" : "accepted",
-		       uret ? "rejected (EINVAL): " : "accepted",
-		       uret ? check_msg : "");
-		ok = false;
+		const struct t_umem_reg reg = {
+			.addr = t_cfg_addr(c), .len = c->len,
+			.chunk_size = c->chunk_size, .headroom = c->headroom,
+			.flags = c->flags,
+			.tx_metadata_len = c->tx_metadata_len,
+		};
+		unsigned int older = t_krules_umem_explain(&t_kr, &reg, !kret,
+							   !uret);
+		char what[320];
+
+		snprintf(what, sizeof(what), "%s %u%s%s: kernel %s, uxdp %s%s",
+			 tag, i, c->what ? " " : "", c->what ? c->what : "",
+			 kret ? "EINVAL" : "ok", uret ? "EINVAL: " : "ok",
+			 uret ? check_msg : "");
+		if (older) {
+			t_krules_note(&t_kr, older, what);
+			t->older++;
+		} else {
+			printf("MISMATCH: kernel %s, uxdp_umem_check %s%s\n",
+			       kret ? "rejected (EINVAL)" : "accepted",
+			       uret ? "rejected (EINVAL): " : "accepted",
+			       uret ? check_msg : "");
+			ok = false;
+		}
 	}
 
 	/* create must agree with check; it only reads memory it accepts */
@@ -288,13 +313,15 @@ static void t_tally_add(struct t_tally *sum, const struct t_tally *t)
 	sum->rejected += t->rejected;
 	sum->mismatches += t->mismatches;
 	sum->skipped += t->skipped;
+	sum->older += t->older;
 }
 
 static void t_tally_finish(const char *what, const struct t_tally *t)
 {
-	printf("%s: %u configs, %u accepted, %u rejected, %u mismatches, "
-	       "%u skipped\n", what, t->configs, t->accepted, t->rejected,
-	       t->mismatches, t->skipped);
+	printf("%s (kernel %s): %u configs, %u accepted, %u rejected, %u "
+	       "mismatches, %u skipped, %u where the kernel follows an older "
+	       "rule\n", what, t_kr.release, t->configs, t->accepted,
+	       t->rejected, t->mismatches, t->skipped, t->older);
 	t_tally_add(&t_total, t);
 	assert_int_equal(t->mismatches, 0);
 	assert_true(t->skipped * 100 <= t->configs * T_MAX_SKIP_PCT);
@@ -373,6 +400,18 @@ static const struct t_cfg t_edges[] = {
 	E("flag meta, 0", 0, 64 * KB4, KB4, 0, META, 0),
 	E("flag meta, 8", 0, 64 * KB4, KB4, 0, META, 8),
 	E("flag meta, 12", 0, 64 * KB4, KB4, 0, META, 12),
+	/* 16..248 with the flag since 1bb30b181d9f; 0 and 8 before */
+	E("flag meta, 16", 0, 64 * KB4, KB4, 0, META, 16),
+	E("flag meta, 17", 0, 64 * KB4, KB4, 0, META, 17),
+	E("flag meta, 24", 0, 64 * KB4, KB4, 0, META, 24),
+	E("unal|meta, 16", 0, 64 * KB4, KB4, 0, UNAL | META, 16),
+	E("unal|meta, 8", 0, 64 * KB4, 3000, 0, UNAL | META, 8),
+	E("no flag, meta 8", 0, 64 * KB4, KB4, 0, 0, 8),
+	E("meta 16 + hr 4000", 0, 64 * KB4, KB4, 4000, META, 16),
+	E("meta 16 + hr 4080", 0, 64 * KB4, KB4, 4080, META, 16),
+	E("meta 16 + hr 4081", 0, 64 * KB4, KB4, 4081, META, 16),
+	E("meta 16 + max hr", 0, 64 * KB4, KB4, KB4 - 704, META, 16),
+	E("meta 8 + max hr", 0, 64 * KB4, KB4, KB4 - 704, META, 8),
 	E("flag meta, 248", 0, 64 * KB4, KB4, 0, META, 248),
 	E("flag meta, 255", 0, 64 * KB4, KB4, 0, META, 255),
 	E("flag meta, 256", 0, 64 * KB4, KB4, 0, META, 256),
@@ -546,7 +585,8 @@ static void t_random_mutate(uint64_t *s, struct t_cfg *c)
 		T_XDP_UMEM_TX_METADATA_LEN, 1U << 3, 1U << 4, 1U << 16,
 		1U << 31,
 	};
-	static const uint32_t metav[] = { 0, 8, 12, 248, 255, 256, 264, 7 };
+	static const uint32_t metav[] = { 0, 8, 12, 16, 248, 255, 256, 264,
+					  7 };
 	static const int hr_delta[] = {
 		-705, -704, -703, -512, -257, -256, -255, -1, 0, 1,
 	};
@@ -952,10 +992,12 @@ static int t_setup(void **state)
 static int t_teardown(void **state)
 {
 	(void)state;
-	printf("umem differential: %u configs, %u accepted, %u rejected, "
-	       "%u mismatches, %u skipped\n", t_total.configs,
-	       t_total.accepted, t_total.rejected, t_total.mismatches,
-	       t_total.skipped);
+	printf("umem differential against kernel %s: %u configs, %u "
+	       "accepted, %u rejected, %u mismatches, %u skipped, %u where "
+	       "the kernel follows an older rule\n", t_kr.release,
+	       t_total.configs, t_total.accepted, t_total.rejected,
+	       t_total.mismatches, t_total.skipped, t_total.older);
+	t_krules_print_summary(&t_kr, stdout);
 	munmap(t_area, T_AREA_SIZE);
 	t_area = NULL;
 	return 0;
@@ -995,9 +1037,20 @@ int main(void)
 		cmocka_unit_test(test_ring_layout),
 	};
 	const char *v = getenv("UXDP_TEST_VERBOSE");
+	int err;
 
 	t_require_af_xdp();
 	t_verbose = v && *v && *v != '0';
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Which form of each version-dependent rule this kernel follows. */
+	t_krules_init(&t_kr);
+	err = t_krules_probe_umem(&t_kr);
+	if (err) {
+		fprintf(stderr, "probing the kernel's UMEM rules: %s\n",
+			strerror(-err));
+		return 1;
+	}
+	printf("comparing against kernel %s\n", t_kr.release);
+	t_krules_print(&t_kr, stdout);
 	return cmocka_run_group_tests(tests, t_setup, t_teardown);
 }
