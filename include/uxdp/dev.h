@@ -134,7 +134,7 @@ struct uxdp_link_info {
  * for afxdp a few ioctls in the device's namespace). Returns 0, or -errno
  * when it cannot tell. What to do with it is the application's: a port
  * whose link went down keeps frames the kernel has not sent in its
- * rings, and uxdp_dev_down() gives them back (counted as down); after
+ * rings, and uxdp_dev_down() gives them back (counted in drained); after
  * UXDP_LINK_UP again, uxdp_dev_up() binds anew. Meanwhile a queue whose
  * kernel socket says the link is down refuses transmits (counted as
  * down) and its poller stops kicking it, so no thread spins on it.

@@ -266,9 +266,10 @@ static void afx_sock_close(struct afx_q *q)
 			afx_sleep_ms(1);
 	}
 	/* What the kernel never took (the link was down, say) was not
-	 * sent: dropped here, counted as down. */
+	 * sent: given back here, counted in drained as every frame still
+	 * queued to a device that goes down. */
 	if (q->dev && q->sw_head != q->sw_tail)
-		uxdp_txq_count_refused(q->dev, q->idx, UXDP_TXQ_DOWN,
+		uxdp_rxq_count_drained(q->dev, q->idx,
 				       q->sw_head - q->sw_tail);
 	if (!afx_kst_read(q, &kst))
 		afx_kst_add(&q->kbase, &kst);
