@@ -1191,6 +1191,192 @@ static void test_two_queues(void **state)
 	t_clean(e);
 }
 
+/* ---- links that go down or away ------------------------------------------- */
+
+/* Until uxdp-fwd's stderr has @needle, at most T_UP_MS. */
+static void t_err_has(struct t_env *e, const char *needle)
+{
+	uint64_t t0 = t_now_ms();
+
+	for (;;) {
+		t_slurp(e->err, e->ebuf, sizeof(e->ebuf));
+		if (strstr(e->ebuf, needle))
+			return;
+		if (t_now_ms() - t0 > T_UP_MS)
+			fail_msg("no \"%s\" on uxdp-fwd's stderr in %d ms: %s",
+				 needle, T_UP_MS, e->ebuf);
+		usleep(2000);
+	}
+}
+
+/* uxdp-fwd's CPU time so far, in ms (every thread), from /proc. */
+static uint64_t t_fwd_cpu_ms(const struct t_env *e)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)e->pid);
+	t_slurp(path, buf, sizeof(buf));
+	p = strrchr(buf, ')');
+	assert_non_null(p);
+	/* After the name: state, then fields 4..13, then utime, stime. */
+	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
+				"%*u %*u %llu %llu", &ut, &st), 2);
+	return (ut + st) * 1000 / (uint64_t)sysconf(_SC_CLK_TCK);
+}
+
+/* Send @n frames of @fl (numbered from @first) without waiting. */
+static void t_blast(const struct t_flow *fl, uint32_t first, uint32_t n)
+{
+	uint8_t f[T_MAX_FRAME];
+	uint32_t i;
+
+	for (i = first; i < first + n; i++) {
+		size_t len = t_frame(f, fl, i, false);
+
+		assert_int_equal(tb_pkt_send(fl->tx, f, len), 0);
+	}
+}
+
+/*
+ * The egress port's link goes down under traffic, comes back, changes its
+ * MTU, then its interface is deleted. Each change is said once on stderr;
+ * while down, what arrives for it is dropped and counted (txq_down), and
+ * uxdp-fwd neither spins (CPU) nor kicks in a loop (the driver's
+ * tx_kicks, with -v); back up, frames go through again and none of those
+ * sent while it was down arrives late; deleted, uxdp-fwd says so and
+ * exits 1, with its totals, leaving nothing behind. With --wait-link it
+ * waits instead, and binds to the interface made again.
+ */
+static void test_link_down_and_gone(void **state)
+{
+	struct t_env *e = *state;
+	struct t_flow sr = {
+		.tx = e->fd_s, .rx = e->fd_r, .dst = e->mac_r1,
+		.src = e->mac_s0, .seq0 = 500000, .n = 120,
+	};
+	struct t_flow dead = sr;
+	struct t_got g;
+	uint64_t cpu0, t0, wall, cpu;
+	const char *p;
+
+	t_fwd_start(e, 0, T_ARGS("-d", T_LIMIT, "-v", "-i", "0.2",
+				 "afxdp:d0", "afxdp:d1"));
+	t_fwd_ready(e);
+	t_exchange(&sr, &g);
+	t_exactly(e, &sr, &g, "S -> R, before");
+
+	/* Down, with frames coming for it all along. */
+	assert_int_equal(tb_link_set(e->d, "d1", false, 0), 0);
+	t_err_has(e, "uxdp-fwd: d1: link down: frames for it are dropped");
+	dead.seq0 = 510000;
+	cpu0 = t_fwd_cpu_ms(e);
+	t0 = t_now_ms();
+	t_blast(&dead, 0, 200);
+	usleep(800000);
+	t_blast(&dead, 200, 100);
+	usleep(200000);
+	wall = t_now_ms() - t0;
+	cpu = t_fwd_cpu_ms(e) - cpu0;
+	if (cpu > wall / 3)
+		fail_msg("uxdp-fwd used %" PRIu64 " ms of CPU in %" PRIu64
+			 " ms with a port down", cpu, wall);
+
+	/* Up: said, bound again, and only new frames arrive. */
+	assert_int_equal(tb_link_set(e->d, "d1", true, 0), 0);
+	t_err_has(e, "uxdp-fwd: d1: link up: bound again, forwarding");
+	sr.seq0 = 520000;
+	t_exchange(&sr, &g);
+	t_exactly(e, &sr, &g, "S -> R, after the link came back");
+
+	/* A smaller MTU: said, bound again, and it forwards on. */
+	assert_int_equal(tb_link_set(e->d, "d1", true, 1400), 0);
+	t_err_has(e, "uxdp-fwd: d1: MTU 1500 -> 1400: binding again");
+	t_err_has(e, "uxdp-fwd: d1: MTU changed: bound again, forwarding");
+	sr.seq0 = 530000;
+	sr.n = 60;	/* t_sizes[] up to 1024: under the MTU */
+	t_exchange(&sr, &g);
+
+	/* Deleted: said, and the run ends with status 1 and its totals. */
+	assert_int_equal(tb_link_del(e->d, "d1"), 0);
+	t_fwd_wait(e);
+	t_exit_is(e, 1);
+	if (!strstr(e->ebuf, "uxdp-fwd: d1: the interface is gone (deleted): "
+		    "stopping (--wait-link waits for it)"))
+		fail_msg("deleted, but: %s", e->ebuf);
+	t_out_has(e, "(stopped by interface gone)");
+	/* The report has the MTU the port had at the end. */
+	t_out_has(e, "tx queues, mtu 1400)");
+	/* Each change was said once. */
+	p = strstr(e->ebuf, "d1: link down");
+	assert_non_null(p);
+	assert_null(strstr(p + 1, "d1: link down"));
+	/* The 300 sent while down were counted, as dropped for a port that
+	 * is down, and kicks stayed few (no loop on the dead port). */
+	t_out_has(e, "txq_down");
+	if (t_kernel_total(e, "d0", "rx_dropped") > 0)
+		fprintf(stderr, "# the kernel dropped some on d0\n");
+	p = strstr(e->obuf, "totals after");
+	assert_non_null(p);
+	p = strstr(p, "\nd1 ");
+	assert_non_null(p);
+	{
+		const char *q = strstr(e->obuf, "\n d1/0 "), *k;
+		uint64_t kicks = 0;
+
+		k = q ? strstr(q, "driver  tx_kicks") : NULL;
+		if (!k)
+			fail_msg("no tx_kicks for d1/0 in: %s", e->obuf);
+		k += strlen("driver  tx_kicks");
+		assert_true(t_num(&k, &kicks));
+		/* One or two a frame forwarded, a probe every 250 ms:
+		 * hundreds. Kicking in a loop: millions. */
+		fprintf(stderr, "# d1/0: %" PRIu64 " kicks in all\n", kicks);
+		if (kicks > 2000)
+			fail_msg("d1: %" PRIu64 " kicks: %s", kicks, e->obuf);
+	}
+	fprintf(stderr, "# uxdp-fwd said:\n%s", e->ebuf);
+	/* Nothing of uxdp-fwd left on d0 (d1 is gone). */
+	assert_int_equal(t_prog_on(e, "d0"), 0);
+	assert_int_equal(t_xsks(e), 0);
+	t_rm_dir(e->dir);
+}
+
+/* --wait-link: d1 deleted and made again; uxdp-fwd binds to the new one. */
+static void test_link_wait(void **state)
+{
+	struct t_env *e = *state;
+	struct tb_veth_opts vo = { .mac_a = e->mac_d1, .mac_b = e->mac_r1 };
+	struct t_flow sr = {
+		.tx = e->fd_s, .rx = e->fd_r, .dst = e->mac_r1,
+		.src = e->mac_s0, .seq0 = 600000, .n = 60,
+	};
+	struct t_got g;
+
+	t_fwd_start(e, 0, T_ARGS("-d", T_LIMIT, "--wait-link", "afxdp:d0",
+				 "afxdp:d1"));
+	t_fwd_ready(e);
+	t_exchange(&sr, &g);
+	t_exactly(e, &sr, &g, "S -> R, before");
+	close(e->fd_r);
+	e->fd_r = -1;
+	assert_int_equal(tb_link_del(e->d, "d1"), 0);
+	t_err_has(e, "uxdp-fwd: d1: the interface is gone (deleted): waiting "
+		  "for one of that name (--wait-link)");
+	usleep(300000);
+	assert_false(t_fwd_gone(e));
+	assert_int_equal(tb_veth_add(e->tb, e->d, "d1", e->r, "r1", &vo), 0);
+	assert_int_equal(tb_pkt_open(e->r, "r1", &e->fd_r), 0);
+	t_err_has(e, "uxdp-fwd: d1: the interface is back: bound again");
+	sr.rx = e->fd_r;
+	sr.seq0 = 610000;
+	t_exchange(&sr, &g);
+	t_exactly(e, &sr, &g, "S -> R, to the interface made again");
+	t_fwd_stop(e, SIGINT);
+	t_exit_is(e, 0);
+	t_clean(e);
+}
+
 /* ---- pcap ---------------------------------------------------------------- */
 
 static void t_put32(FILE *f, uint32_t v)
@@ -1678,6 +1864,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_reflect_macswap,
 						setup_1q, teardown),
 		cmocka_unit_test_setup_teardown(test_two_queues, setup_2q,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_link_down_and_gone,
+						setup_1q, teardown),
+		cmocka_unit_test_setup_teardown(test_link_wait, setup_1q,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pcap_replay, setup_1q,
 						teardown),

@@ -113,7 +113,7 @@ uint32_t uxdp_dev_mtu(const struct uxdp_dev *dev);
 
 /*
  * The link under a device: for a driver on a Linux interface (afxdp), the
- * interface's state as the kernel has it (IFF_UP and IFF_RUNNING, the
+ * interface's state as the kernel has it (IFF_UP and the carrier, the
  * kernel's netif_running() and netif_carrier_ok()), whether it still
  * exists, and its MTU now. In-process devices are always UP, with the
  * MTU they enforce.
@@ -121,12 +121,15 @@ uint32_t uxdp_dev_mtu(const struct uxdp_dev *dev);
 enum uxdp_link_state {
 	UXDP_LINK_UP,		/* up, with carrier: frames move */
 	UXDP_LINK_DOWN,		/* down, or no carrier: nothing moves */
-	UXDP_LINK_GONE,		/* the interface was deleted */
+	UXDP_LINK_GONE,		/* the interface it is bound to was deleted */
 };
 
 struct uxdp_link_info {
 	enum uxdp_link_state state;
 	uint32_t mtu;		/* the interface's now; 0: unknown or gone */
+	/* GONE, and an interface of the same name exists now (made again):
+	 * its ifindex; down and up binds the device to it. 0: none. */
+	uint32_t new_ifindex;
 };
 
 /*

@@ -385,6 +385,7 @@ UXDP_EXPORT int uxdp_dev_link(struct uxdp_dev *dev, struct uxdp_link_info *info)
 				      dev ? "info" : "device");
 	info->state = UXDP_LINK_UP;
 	info->mtu = uxdp_dev_mtu(dev);
+	info->new_ifindex = 0;
 	return dev->ops->link ? dev->ops->link(dev, info) : 0;
 }
 

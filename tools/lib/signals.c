@@ -45,6 +45,7 @@ void tool_wait_init(struct tool_wait *w, int sigfd, uint64_t interval_ms,
 		    uint64_t duration_ms, uint64_t now)
 {
 	w->sigfd = sigfd;
+	w->evfd = -1;
 	w->interval_ns = interval_ms * 1000000ULL;
 	w->now = now;
 	w->next_tick = now + w->interval_ns;
@@ -53,7 +54,10 @@ void tool_wait_init(struct tool_wait *w, int sigfd, uint64_t interval_ms,
 
 unsigned int tool_wait(struct tool_wait *w, uint64_t check_ns, int *sig)
 {
-	struct pollfd pfd = { .fd = w->sigfd, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = w->sigfd, .events = POLLIN },
+		{ .fd = w->evfd, .events = POLLIN },
+	};
 	struct signalfd_siginfo si;
 	uint64_t now = tstats_now_ns(), wake = w->next_tick;
 	unsigned int ev = 0;
@@ -64,12 +68,16 @@ unsigned int tool_wait(struct tool_wait *w, uint64_t check_ns, int *sig)
 	if (check_ns && now + check_ns < wake)
 		wake = now + check_ns;
 	timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
-	if (poll(&pfd, 1, timeout_ms) > 0 &&
+	if (poll(pfd, w->evfd >= 0 ? 2 : 1, timeout_ms) > 0 &&
+	    (pfd[0].revents & POLLIN) &&
 	    read(w->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		*sig = (int)si.ssi_signo;
 		w->now = tstats_now_ns();
 		return TOOL_WAIT_SIGNAL;
 	}
+	/* The caller reads evfd: until then it stays readable. */
+	if (w->evfd >= 0 && pfd[1].revents)
+		ev |= TOOL_WAIT_FD;
 	now = tstats_now_ns();
 	w->now = now;
 	if (now >= w->next_tick) {

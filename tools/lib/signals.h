@@ -26,6 +26,7 @@ int tool_signals_open(void);
  */
 struct tool_wait {
 	int sigfd;
+	int evfd;		/* another fd to wake on (link events), or -1 */
 	uint64_t interval_ns;	/* between stats ticks */
 	uint64_t next_tick;	/* ns, CLOCK_MONOTONIC (tstats_now_ns) */
 	uint64_t end;		/* ns; 0: no duration */
@@ -36,10 +37,11 @@ enum {
 	TOOL_WAIT_SIGNAL = 1,	/* *sig is the signal: stop */
 	TOOL_WAIT_TICK = 2,	/* print an interval line (now) */
 	TOOL_WAIT_END = 4,	/* the duration is over */
+	TOOL_WAIT_FD = 8,	/* evfd is readable */
 };
 
 /* Start at @now: the first tick an interval later, the end after
- * @duration_ms (0: none). */
+ * @duration_ms (0: none). No evfd: set w->evfd after, to wake on it. */
 void tool_wait_init(struct tool_wait *w, int sigfd, uint64_t interval_ms,
 		    uint64_t duration_ms, uint64_t now);
 

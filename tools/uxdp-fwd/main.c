@@ -30,6 +30,7 @@
  * below edit (--queues, --copy, ...). */
 #include <uxdp/driver.h>
 
+#include "link.h"
 #include "params.h"
 #include "ports.h"
 #include "signals.h"
@@ -42,6 +43,9 @@
 #define COUNT_CHECK_MS	10
 /* After every replay is done, stop this long later (frames in flight). */
 #define REPLAY_DRAIN_MS	50
+/* The ports' links are asked at every link event, and this often in any
+ * case (a netlink message the kernel could not queue is a change missed). */
+#define LINK_CHECK_MS	500
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -60,6 +64,7 @@ struct fwd_opts {
 	uint32_t busy_poll;	/* afxdp ports only */
 	bool copy, zero_copy;	/* afxdp ports only */
 	bool json, quiet, verbose;
+	bool wait_link;
 };
 
 #define OPT(name, key, type, field, mv, lo, hi, help) \
@@ -115,6 +120,10 @@ static const struct tparam opt_defs[] = {
 	    "the totals (default: text)"),
 	OPT("quiet", 'q', TPARAM_FLAG, quiet, NULL, 0, 0,
 	    "no header and no per-interval output, only the totals"),
+	OPT("wait-link", 0, TPARAM_FLAG, wait_link, NULL, 0, 0,
+	    "a port whose interface is deleted: wait for one of that name "
+	    "to come back and bind to it (default: say so and exit, status "
+	    "1)"),
 	OPT("verbose", 'v', TPARAM_FLAG, verbose, NULL, 0, 0,
 	    "every non-zero counter, the set-up on stderr, notes about "
 	    "options that do not apply to a port"),
@@ -317,6 +326,13 @@ struct port {
 	/* -v: uxdp_afxdp_print() while still up, shown after the totals. */
 	char *xdump;
 	size_t xdump_len;
+
+	/* The link under the port, as last seen (check_links()): a port
+	 * whose link went down or away is down (its frames given back and
+	 * counted, nothing polled or kicked) until the link is back. */
+	struct uxdp_link_info link;
+	bool link_down;			/* we took the port down for it */
+	bool up_failed;			/* said once, until it works */
 };
 
 enum stop_reason {
@@ -326,6 +342,7 @@ enum stop_reason {
 	STOP_COUNT,
 	STOP_OUTPUT,
 	STOP_REPLAY,
+	STOP_LINK,			/* a port's interface was deleted */
 };
 
 struct fwd {
@@ -346,6 +363,7 @@ struct fwd {
 	unsigned int nthreads;		/* as set up, for the output */
 
 	int sigfd;
+	int linkfd;			/* link events (tools/lib/link.h) */
 	enum stop_reason stop;
 	int stop_sig;
 	int out_err;			/* errno of a failed write to stdout */
@@ -403,8 +421,14 @@ static void more_help(FILE *f)
 	tparams_wrap(f, 2, 2, "0 stopped by SIGINT, SIGTERM, SIGHUP, "
 		     "--duration, --count or the end of every pcap replay; 1 "
 		     "a port, program or thread could not be set up, a pcap "
-		     "file could not be read to its end or written, or the "
-		     "output could not be written; 2 bad usage.");
+		     "file could not be read to its end or written, the "
+		     "output could not be written, or a port's interface was "
+		     "deleted (without --wait-link); 2 bad usage.");
+	fprintf(f, "\nlinks:\n  ");
+	tparams_wrap(f, 2, 2, "A port whose link goes down goes down with it "
+		     "(frames for it dropped and counted as down) and binds "
+		     "again when the link is back, or when its MTU changes; "
+		     "each change is said once on stderr.");
 	fprintf(f, "\nexamples:\n"
 		"  " PROG_NAME " afxdp:eth0 afxdp:eth1\n"
 		"  " PROG_NAME " --prog macswap afxdp:eth0@0\n"
@@ -1382,6 +1406,8 @@ static const char *stop_name(const struct fwd *f)
 		return "output error";
 	case STOP_REPLAY:
 		return "end of replay";
+	case STOP_LINK:
+		return "interface gone";
 	case STOP_NONE:
 		break;
 	}
@@ -1418,18 +1444,25 @@ static void print_header(const struct fwd *f)
  * down: final, and they add up. */
 static void print_totals(struct fwd *f, uint64_t ns)
 {
-	uint64_t received = 0, forwarded = 0, lost = 0, passed = 0;
+	uint64_t received = 0, forwarded = 0, lost = 0, passed = 0, kdrop = 0;
 	char a[32], b[32], c[32], r[32];
 	unsigned int i, j;
 
 	for (i = 0; i < f->nports; i++) {
-		const struct uxdp_rxq_stats *rx = &f->ports[i].total.rx;
+		const struct port *pt = &f->ports[i];
+		const struct uxdp_rxq_stats *rx = &pt->total.rx;
 
 		received += rx->packets;
 		forwarded += rx_fwd(rx);
 		lost += rx_lost(rx);
 		passed += rx->pass;
+		/* What the kernel dropped before uxdp could receive it: no
+		 * fill buffer (rx_dropped) or a full RX ring. */
+		if (pt->ktotal_ok)
+			kdrop += pt->ktotal.v[KS_RX_DROPPED] +
+				 pt->ktotal.v[KS_RX_RING_FULL];
 	}
+	lost += kdrop;
 	if (!f->o.json) {
 		printf("totals after %.3f s (stopped by %s):\n",
 		       (double)ns / 1e9, stop_name(f));
@@ -1464,11 +1497,16 @@ static void print_totals(struct fwd *f, uint64_t ns)
 				       pt->audit.in_flight,
 				       pt->audit.misplaced);
 		}
-		printf("received %s, forwarded %s (%s pps), dropped %s\n",
+		printf("received %s, forwarded %s (%s pps), dropped %s",
 		       tstats_fmt_count(a, sizeof(a), received),
 		       tstats_fmt_count(b, sizeof(b), forwarded),
 		       tstats_fmt_rate(r, sizeof(r), forwarded, ns),
 		       tstats_fmt_count(c, sizeof(c), lost));
+		if (kdrop)
+			printf(" (%s of them by the kernel, before uxdp "
+			       "received them)",
+			       tstats_fmt_count(a, sizeof(a), kdrop));
+		printf("\n");
 		for (i = 0; i < f->nports; i++)
 			if (f->ports[i].xdump)
 				fwrite(f->ports[i].xdump, 1,
@@ -1484,11 +1522,11 @@ static void print_totals(struct fwd *f, uint64_t ns)
 		  builtin_progs[f->prog_id].name);
 	printf(",\"mode\":\"%s\",\"threads\":%u,\"received\":%llu,"
 	       "\"forwarded\":%llu,\"passed\":%llu,\"dropped\":%llu,"
-	       "\"fwd_pps\":%.1f,\"ports\":[",
+	       "\"kernel_dropped\":%llu,\"fwd_pps\":%.1f,\"ports\":[",
 	       f->nports == 1 ? "reflect" : "forward", f->nthreads,
 	       (unsigned long long)received, (unsigned long long)forwarded,
 	       (unsigned long long)passed, (unsigned long long)lost,
-	       tstats_rate(forwarded, ns));
+	       (unsigned long long)kdrop, tstats_rate(forwarded, ns));
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 
@@ -1560,6 +1598,100 @@ static bool replays_done(const struct fwd *f)
 	return n > 0;
 }
 
+/* ---- links ---------------------------------------------------------------- */
+
+/* Bring a port back up after its link: said once when it works, once
+ * when it does not (it is tried again at the next check). */
+static void port_relink(struct port *pt, const char *why)
+{
+	const char *name = uxdp_dev_name(pt->dev);
+
+	if (uxdp_dev_up(pt->dev)) {
+		if (!pt->up_failed)
+			warn_msg("%s: %s, but it cannot be bound: %s; trying "
+				 "again at every link change", name, why,
+				 uxdp_errmsg());
+		pt->up_failed = true;
+		return;
+	}
+	warn_msg("%s: %s: bound again, forwarding", name, why);
+	pt->link_down = false;
+	pt->up_failed = false;
+}
+
+/*
+ * Ask every port for its link and act on what changed: down (no carrier,
+ * or the interface down), the port goes down too, so what its kernel
+ * rings hold comes back counted (drained) and nothing polls or kicks it;
+ * up again, it binds again; the MTU changed, it binds again to take the
+ * new one; deleted, the run stops (status 1) unless --wait-link, which
+ * waits for an interface of that name and binds to it. Each change is
+ * said once.
+ */
+static void check_links(struct fwd *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nports && f->stop == STOP_NONE; i++) {
+		struct port *pt = &f->ports[i];
+		const char *name = uxdp_dev_name(pt->dev);
+		struct uxdp_link_info li, was = pt->link;
+
+		if (uxdp_dev_link(pt->dev, &li))
+			continue;	/* cannot tell now: ask again later */
+		pt->link = li;
+		if (li.state == UXDP_LINK_GONE && !li.new_ifindex) {
+			if (was.state == UXDP_LINK_GONE && !was.new_ifindex)
+				continue;
+			if (!f->o.wait_link) {
+				warn_msg("%s: the interface is gone (deleted): "
+					 "stopping (--wait-link waits for it)",
+					 name);
+				f->stop = STOP_LINK;
+				return;
+			}
+			warn_msg("%s: the interface is gone (deleted): waiting "
+				 "for one of that name (--wait-link)", name);
+			if (!pt->link_down)
+				uxdp_dev_down(pt->dev);
+			pt->link_down = true;
+			continue;
+		}
+		if (li.state == UXDP_LINK_GONE) {
+			/* Made again: down (if it was not) and up binds the
+			 * device to the new interface. */
+			if (!pt->link_down) {
+				warn_msg("%s: the interface was deleted and "
+					 "made again", name);
+				uxdp_dev_down(pt->dev);
+				pt->link_down = true;
+			}
+			port_relink(pt, "the interface is back");
+			continue;
+		}
+		if (li.state == UXDP_LINK_DOWN) {
+			if (!pt->link_down) {
+				warn_msg("%s: link down: frames for it are "
+					 "dropped (counted as down) until it is "
+					 "back", name);
+				uxdp_dev_down(pt->dev);
+				pt->link_down = true;
+			}
+			continue;
+		}
+		/* Up. */
+		if (pt->link_down) {
+			port_relink(pt, "link up");
+		} else if (was.mtu && li.mtu != was.mtu) {
+			warn_msg("%s: MTU %u -> %u: binding again", name,
+				 was.mtu, li.mtu);
+			uxdp_dev_down(pt->dev);
+			pt->link_down = true;
+			port_relink(pt, "MTU changed");
+		}
+	}
+}
+
 /*
  * Wait for the next thing to do: a signal, the stats tick, the end of
  * --duration, the end of every replay, or (with --count) the next count
@@ -1568,7 +1700,7 @@ static bool replays_done(const struct fwd *f)
  */
 static void run(struct fwd *f)
 {
-	uint64_t now, replay_end = 0;
+	uint64_t now, replay_end = 0, link_next;
 	struct tool_wait w;
 	bool replay = false;
 	unsigned int i;
@@ -1581,12 +1713,21 @@ static void run(struct fwd *f)
 		tdev_counters_read(pt->dev, &pt->last);
 		if (pt->afxdp)
 			afxdp_counters_read(pt, &pt->klast, NULL);
+		if (uxdp_dev_link(pt->dev, &pt->link))
+			pt->link.state = UXDP_LINK_UP;
 	}
+	f->linkfd = tool_link_open();
+	if (f->linkfd < 0)
+		note(f, "no link events (netlink: %s): links are asked every "
+		     "%d ms", strerror(-f->linkfd), LINK_CHECK_MS);
 	f->t_start = f->t_last = tstats_now_ns();
 	tool_wait_init(&w, f->sigfd, f->o.interval, f->o.duration, f->t_start);
+	w.evfd = f->linkfd;
+	link_next = f->t_start + LINK_CHECK_MS * 1000000ULL;
 	while (f->stop == STOP_NONE) {
 		uint64_t check = f->o.count || replay ?
-				 COUNT_CHECK_MS * 1000000ULL : 0;
+				 COUNT_CHECK_MS * 1000000ULL :
+				 LINK_CHECK_MS * 1000000ULL;
 		unsigned int ev;
 		int sig = 0;
 
@@ -1597,6 +1738,14 @@ static void run(struct fwd *f)
 			break;
 		}
 		now = w.now;
+		if ((ev & TOOL_WAIT_FD) || now >= link_next) {
+			if (ev & TOOL_WAIT_FD)
+				tool_link_drain(f->linkfd);
+			link_next = now + LINK_CHECK_MS * 1000000ULL;
+			check_links(f);
+			if (f->stop != STOP_NONE)
+				break;
+		}
 		/* The last interval is printed before a stop at the same
 		 * moment (--duration 2 -i 1: two lines, then totals). */
 		if ((ev & TOOL_WAIT_TICK) && !f->o.quiet)
@@ -1715,11 +1864,13 @@ static void teardown(struct fwd *f)
 		uxdp_prog_put(f->user);
 	if (f->sigfd >= 0)
 		close(f->sigfd);
+	if (f->linkfd >= 0)
+		close(f->linkfd);
 }
 
 int main(int argc, char **argv)
 {
-	static struct fwd f = { .sigfd = -1 };
+	static struct fwd f = { .sigfd = -1, .linkfd = -1 };
 	uint64_t ns;
 	int err, ret = 0;
 
@@ -1741,7 +1892,7 @@ int main(int argc, char **argv)
 	collect_totals(&f);
 	if (!f.out_err)
 		print_totals(&f, ns);
-	if (pcap_errors(&f))
+	if (pcap_errors(&f) || f.stop == STOP_LINK)
 		ret = 1;
 	teardown(&f);
 	if (!f.out_err && fclose(stdout))

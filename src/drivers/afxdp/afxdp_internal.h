@@ -333,7 +333,7 @@ struct afx_quiet {
 struct afx_ifinfo {
 	int ifindex;
 	bool up;
-	bool running;			/* IFF_RUNNING: up, with carrier */
+	bool carrier;			/* netif_carrier_ok (iface.c) */
 	uint32_t mtu;
 	uint32_t rxq, txq;		/* 0: unknown */
 	char driver[32];

@@ -78,6 +78,47 @@ static void afx_warn_unbound(const struct afx_priv *priv)
 		priv->ifname, priv->nq);
 }
 
+static int afx_check_iface(struct afx_priv *p, struct afx_ifinfo *fi);
+
+/*
+ * The interface was deleted and one of the same name made since (a veth
+ * pair re-created, a driver reloaded): bind to the new one if it can take
+ * this device's queues, as at create. Only a device whose every socket is
+ * closed can move; a queue of a shared group parked with its socket still
+ * open is bound to the old interface.
+ */
+static int afx_rebind_iface(struct afx_priv *priv, struct afx_ifinfo *fi)
+{
+	struct afx_iface *ifc;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < priv->nq; i++)
+		if (priv->q[i]->xsk)
+			return uxdp_set_error(ENODEV, "afxdp %s: the interface "
+					      "is gone (ifindex %d; %s now is "
+					      "%d), and a socket of its shared "
+					      "group is still bound to it",
+					      priv->ifname, priv->ifc->ifindex,
+					      priv->ifname, fi->ifindex);
+	err = afx_check_iface(priv, fi);
+	if (!err)
+		err = afx_iface_get(&priv->ns, priv->ifname, fi->ifindex,
+				    fi->rxq, &ifc);
+	if (err)
+		return uxdp_set_error(-err, "afxdp %s: the interface was made "
+				      "again (ifindex %d, was %d): %s",
+				      priv->ifname, fi->ifindex,
+				      priv->ifc->ifindex, uxdp_errmsg());
+	afx_iface_put(priv->ifc);
+	priv->ifc = ifc;
+	for (i = 0; i < priv->nq; i++)
+		priv->q[i]->ifc = ifc;
+	priv->if_rxq = fi->rxq;
+	priv->if_txq = fi->txq;
+	return 0;
+}
+
 static int afx_open(struct uxdp_dev *dev)
 {
 	struct afx_priv *priv = afx_priv(dev);
@@ -93,10 +134,15 @@ static int afx_open(struct uxdp_dev *dev)
 	if (err)
 		goto out;
 	err = afx_ifinfo(priv->ifname, &fi);
-	if (err || fi.ifindex != priv->ifc->ifindex) {
+	if (err) {
 		err = uxdp_set_error(ENODEV, "afxdp %s: the interface is gone",
 				     priv->ifname);
 		goto out_ns;
+	}
+	if (fi.ifindex != priv->ifc->ifindex) {
+		err = afx_rebind_iface(priv, &fi);
+		if (err)
+			goto out_ns;
 	}
 	if (!fi.up) {
 		err = uxdp_set_error(ENETDOWN, "afxdp %s: the interface is "
@@ -255,7 +301,7 @@ static void afx_destroy(struct uxdp_dev *dev)
  * The interface's state now, in the device's namespace: gone when no
  * interface has its name or one with another ifindex does (deleted, maybe
  * made again: not the one the sockets were bound to); down when it is
- * not up or has no carrier (IFF_RUNNING: a veth whose peer is down).
+ * not up or has no carrier (a veth whose peer is down).
  */
 static int afx_link(struct uxdp_dev *dev, struct uxdp_link_info *li)
 {
@@ -273,13 +319,14 @@ static int afx_link(struct uxdp_dev *dev, struct uxdp_link_info *li)
 	pthread_mutex_unlock(&afx_lock);
 	if (err == -ENODEV || (!err && fi.ifindex != priv->ifc->ifindex)) {
 		li->state = UXDP_LINK_GONE;
-		li->mtu = 0;
+		li->mtu = err ? 0 : fi.mtu;
+		li->new_ifindex = err ? 0 : (uint32_t)fi.ifindex;
 		return 0;
 	}
 	if (err)
 		return uxdp_set_error(-err, "afxdp %s: link state: %s",
 				      priv->ifname, strerror(-err));
-	li->state = fi.up && fi.running ? UXDP_LINK_UP : UXDP_LINK_DOWN;
+	li->state = fi.up && fi.carrier ? UXDP_LINK_UP : UXDP_LINK_DOWN;
 	li->mtu = fi.mtu;
 	return 0;
 }

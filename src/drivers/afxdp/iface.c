@@ -141,8 +141,20 @@ int afx_ifinfo(const char *ifname, struct afx_ifinfo *fi)
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+		struct ethtool_value link = { .cmd = ETHTOOL_GLINK };
+		struct ifreq lr = ifr;
+
 		fi->up = ifr.ifr_flags & IFF_UP;
-		fi->running = ifr.ifr_flags & IFF_RUNNING;
+		/*
+		 * Carrier: what the kernel's transmit checks
+		 * (netif_carrier_ok), from ethtool's link (most drivers
+		 * answer with the carrier; veth does). Not IFF_RUNNING:
+		 * that is the operstate, which linkwatch updates up to a
+		 * second late, so an interface just brought up looked down.
+		 */
+		lr.ifr_data = (void *)&link;
+		fi->carrier = ioctl(s, SIOCETHTOOL, &lr) == 0 ? link.data != 0 :
+			      (ifr.ifr_flags & IFF_RUNNING) != 0;
 	}
 	else
 		err = -errno;
