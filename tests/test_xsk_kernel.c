@@ -10,6 +10,8 @@
  * uxdp veth. For each the two must agree: invalid (counted in
  * tx_invalid_descs), or completed; and what arrives on the far end must be
  * the same packets. The totals of tx_invalid_descs must be equal.
+ * And a burst bigger than a veth's ring, in kicks of 32 as xdpsock sends
+ * it: what each sendto says and leaves on the TX ring, and what arrives.
  *
  * The kernel socket is made by hand (socket, XDP_UMEM_REG v3, ring
  * options, mmap, bind: the installed headers may predate tx_metadata_len)
@@ -229,17 +231,18 @@ struct ksock {
 	struct uxdp_ring tx, cq;
 };
 
-static int ksock_open(struct ksock *k, const struct k_cfg *c, int ifindex)
+static int ksock_open_n(struct ksock *k, const struct k_cfg *c, int ifindex,
+			uint32_t nframes, int n)
 {
 	struct k_umem_reg reg = { 0 };
 	struct k_mmap_offsets off;
 	struct k_sockaddr_xdp sxdp = { 0 };
 	socklen_t optlen = sizeof(off);
-	int n = K_RING, tries;
+	int tries;
 
 	memset(k, 0, sizeof(*k));
 	k->fd = -1;
-	k->size = (uint64_t)K_NFRAMES * c->chunk;
+	k->size = (uint64_t)nframes * c->chunk;
 	k->area = mmap(NULL, k->size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (k->area == MAP_FAILED)
@@ -260,16 +263,16 @@ static int ksock_open(struct ksock *k, const struct k_cfg *c, int ifindex)
 	    setsockopt(k->fd, SOL_XDP, K_XDP_TX_RING, &n, sizeof(n)) ||
 	    getsockopt(k->fd, SOL_XDP, K_XDP_MMAP_OFFSETS, &off, &optlen))
 		return -errno;
-	k->tx_len = off.tx.desc + K_RING * sizeof(struct uxdp_desc);
-	k->cq_len = off.cr.desc + K_RING * sizeof(uint64_t);
+	k->tx_len = off.tx.desc + (size_t)n * sizeof(struct uxdp_desc);
+	k->cq_len = off.cr.desc + (size_t)n * sizeof(uint64_t);
 	k->tx_mem = mmap(NULL, k->tx_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 k->fd, (off_t)K_XDP_PGOFF_TX_RING);
 	k->cq_mem = mmap(NULL, k->cq_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 k->fd, (off_t)K_XDP_UMEM_PGOFF_COMPLETION_RING);
 	if (k->tx_mem == MAP_FAILED || k->cq_mem == MAP_FAILED)
 		return -errno;
-	if (uxdp_ring_init_prod(&k->tx, k->tx_mem, K_RING, NULL) ||
-	    uxdp_ring_init_cons(&k->cq, k->cq_mem, K_RING, NULL))
+	if (uxdp_ring_init_prod(&k->tx, k->tx_mem, (uint32_t)n, NULL) ||
+	    uxdp_ring_init_cons(&k->cq, k->cq_mem, (uint32_t)n, NULL))
 		return -EINVAL;
 	sxdp.sxdp_family = AF_XDP;
 	sxdp.sxdp_flags = K_XDP_COPY;
@@ -284,6 +287,11 @@ static int ksock_open(struct ksock *k, const struct k_cfg *c, int ifindex)
 		usleep(10000);
 	}
 	return 0;
+}
+
+static int ksock_open(struct ksock *k, const struct k_cfg *c, int ifindex)
+{
+	return ksock_open_n(k, c, ifindex, K_NFRAMES, K_RING);
 }
 
 static void ksock_close(struct ksock *k)
@@ -656,6 +664,197 @@ static void test_unaligned_meta(void **state)
 	k_run(&(struct k_cfg){ .chunk = 2048, .unaligned = true, .meta = 16 });
 }
 
+/* ---- a burst over a veth: what sendto says ----------------------------------------- */
+
+/*
+ * xdpsock -t -C 1000 -b 32 on a veth whose far end runs an XDP program
+ * (so the kernel's veth queues the frames in its 256-entry ring for the
+ * peer's NAPI, as a uxdp veth does for its peer's poller): 32 descriptors,
+ * one sendto, reap; 1000 in all. The kernel's copy mode hands each batch
+ * to the device within the call, so no kick leaves a descriptor on the TX
+ * ring and every one completes. uxdp must do the same with a far end that
+ * drains more slowly than the sender fills (each frame costs its program
+ * 20 us): its sendto waits for the poller instead of leaving the rest.
+ * Frames the kernel's veth dropped (its ring full: sendto says EBUSY)
+ * are allowed there, and reported; uxdp's wait leaves none to drop.
+ */
+#define B_TOTAL		1000
+#define B_BATCH		32
+#define B_CHUNK		2048
+#define B_FRAMES	1024
+#define B_RING		2048
+
+struct b_tally {
+	uint32_t kicks, ok, again, busy, other;
+	uint32_t left;		/* kicks after which descriptors waited */
+	uint32_t completed;
+	uint64_t delivered;
+};
+
+static uint64_t b_seen;
+
+static uint32_t b_prog_slow(struct uxdp_buff *ctx, void *priv)
+{
+	const struct timespec t = { 0, 20000 };
+
+	(void)ctx;
+	(void)priv;
+	nanosleep(&t, NULL);
+	__atomic_fetch_add(&b_seen, 1, __ATOMIC_RELAXED);
+	return UXDP_DROP;
+}
+
+static void b_tally_err(struct b_tally *t, int err)
+{
+	t->kicks++;
+	if (!err)
+		t->ok++;
+	else if (err == EAGAIN)
+		t->again++;
+	else if (err == EBUSY)
+		t->busy++;
+	else
+		t->other++;
+}
+
+/* Reap what completed; true when all B_TOTAL have. */
+static bool b_reap(struct uxdp_ring *cq, struct b_tally *t)
+{
+	uint32_t idx, n = uxdp_ring_cons_peek(cq, B_RING, &idx);
+
+	uxdp_ring_cons_release(cq, n);
+	t->completed += n;
+	return t->completed >= B_TOTAL;
+}
+
+/* The sender, as xdpsock's tx_only with -b 32; @kick returns an errno. */
+static void b_send(struct uxdp_ring *tx, struct uxdp_ring *cq, uint8_t *area,
+		   int (*kick)(void *), void *arg, struct b_tally *t)
+{
+	uint32_t sent = 0, n, i, idx;
+	uint64_t t0;
+
+	for (i = 0; i < B_FRAMES; i++) {
+		uint8_t *p = area + (uint64_t)i * B_CHUNK;
+
+		memset(p, 0xff, 6);
+		memcpy(p + 6, "\x02\x00\x00\x00\x00\x0b", 6);
+		p[12] = K_ETHERTYPE >> 8;
+		p[13] = K_ETHERTYPE & 0xff;
+		memset(p + 14, (int)i, 46);
+	}
+	while (sent < B_TOTAL) {
+		n = B_TOTAL - sent < B_BATCH ? B_TOTAL - sent : B_BATCH;
+		assert_int_equal(uxdp_ring_prod_reserve(tx, n, &idx), n);
+		for (i = 0; i < n; i++)
+			*uxdp_ring_desc(tx, idx + i) = (struct uxdp_desc){
+				(uint64_t)(sent + i) * B_CHUNK, 60, 0 };
+		uxdp_ring_prod_submit(tx, n);
+		sent += n;
+		b_tally_err(t, kick(arg));
+		if (uxdp_ring_count(tx))
+			t->left++;
+		b_reap(cq, t);
+	}
+	/* Copy mode completes from the skb's destructor: soon. No more
+	 * kicks: what a kick left behind stays behind. */
+	for (t0 = t_now_ms(); !b_reap(cq, t) && t_now_ms() - t0 < 2000;)
+		usleep(1000);
+}
+
+static int b_kick_kernel(void *arg)
+{
+	return sendto(*(int *)arg, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 ?
+	       errno : 0;
+}
+
+static int b_kick_uxdp(void *arg)
+{
+	return -uxdp_xsk_sendto(arg);
+}
+
+static void b_print(const char *who, const struct b_tally *t)
+{
+	print_message("  %s: %u kicks: %u ok, %u EAGAIN, %u EBUSY, %u other; "
+		      "%u left descriptors behind; %u of %u completed, %" PRIu64
+		      " arrived\n", who, t->kicks, t->ok, t->again, t->busy,
+		      t->other, t->left, t->completed, B_TOTAL, t->delivered);
+}
+
+static void test_burst_over_veth(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = B_CHUNK,
+			  .fill_size = B_RING, .comp_size = B_RING);
+	UXDP_DECLARE_OPTS(uxdp_xsk_opts, xo, .tx_size = B_RING,
+			  .flags = UXDP_XSK_F_COPY | UXDP_XSK_F_NO_RX);
+	struct k_cfg c = { .chunk = B_CHUNK };
+	struct b_tally kt = { 0 }, ut = { 0 };
+	struct uxdp_dev *a, *b;
+	struct uxdp_umem *umem;
+	struct uxdp_xsk *xsk;
+	struct tb_xdp *x;
+	struct uxdp_prog *p;
+	uint64_t bytes;
+	int saved, err;
+
+	(void)state;
+	print_message("%u descriptors in kicks of %u, a veth whose far end "
+		      "runs a program\n", B_TOTAL, B_BATCH);
+	/* The kernel. */
+	assert_int_equal(tb_xdp_attach(env.ns, "k1", TB_PROG_DROP, 0,
+				       TB_XDP_NATIVE, &x), 0);
+	assert_int_equal(tb_ns_enter(env.ns, &saved), 0);
+	err = ksock_open_n(&k, &c, env.ifindex, B_FRAMES, B_RING);
+	assert_int_equal(tb_ns_leave(saved), 0);
+	if (err) {
+		tb_xdp_detach(x);
+		fail_msg("kernel AF_XDP socket: %s", strerror(-err));
+	}
+	b_send(&k.tx, &k.cq, k.area, b_kick_kernel, &k.fd, &kt);
+	T_WAIT_FOR(tb_xdp_count(x, &kt.delivered, &bytes) == 0 &&
+		   kt.delivered >= B_TOTAL - kt.busy, 2000);
+	tb_xdp_detach(x);
+	b_print("kernel", &kt);
+
+	/* uxdp: a veth whose far end is polled by a thread of its own. */
+	umem = uxdp_umem_create(NULL, (uint64_t)B_FRAMES * B_CHUNK, &uo);
+	assert_non_null(umem);
+	assert_int_equal(uxdp_veth_create("kba", "kbb", NULL, &a, &b), 0);
+	p = uxdp_prog_create("slow", b_prog_slow, NULL);
+	assert_non_null(p);
+	assert_int_equal(uxdp_dev_attach_prog(b, UXDP_ALL_QUEUES, p), 0);
+	uxdp_prog_put(p);
+	assert_int_equal(uxdp_dev_up(a), 0);
+	assert_int_equal(uxdp_dev_up(b), 0);
+	b_seen = 0;
+	assert_int_equal(uxdp_dev_start(b, NULL), 0);
+	xsk = uxdp_xsk_create(umem, a, 0, &xo);
+	assert_non_null(xsk);
+	b_send(uxdp_xsk_tx_ring(xsk), uxdp_xsk_comp_ring(xsk),
+	       uxdp_umem_area(umem), b_kick_uxdp, xsk, &ut);
+	T_WAIT_FOR(__atomic_load_n(&b_seen, __ATOMIC_RELAXED) >= B_TOTAL,
+		   5000);
+	ut.delivered = __atomic_load_n(&b_seen, __ATOMIC_RELAXED);
+	b_print("uxdp", &ut);
+	uxdp_dev_stop(b);
+	uxdp_dev_down(a);
+	assert_int_equal(uxdp_xsk_destroy(xsk), 0);
+	uxdp_dev_destroy(a);
+	uxdp_dev_destroy(b);
+	assert_int_equal(uxdp_umem_destroy(umem), 0);
+
+	/* The kernel's behaviour, which uxdp follows. */
+	assert_int_equal(kt.left, 0);
+	assert_int_equal(kt.again + kt.other, 0);
+	assert_int_equal(kt.completed, B_TOTAL);
+	assert_int_equal(kt.delivered, B_TOTAL - kt.busy);
+	assert_int_equal(ut.left, kt.left);
+	assert_int_equal(ut.again + ut.other, 0);
+	assert_int_equal(ut.busy, 0);
+	assert_int_equal(ut.completed, B_TOTAL);
+	assert_int_equal(ut.delivered, B_TOTAL);
+}
+
 /*
  * Which form of each version-dependent rule the kernel follows: the UMEM
  * and statistics probes, then each TX probe descriptor through a socket
@@ -745,6 +944,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_unaligned_4k, k_case_teardown),
 		cmocka_unit_test_teardown(test_aligned_meta, k_case_teardown),
 		cmocka_unit_test_teardown(test_unaligned_meta, k_case_teardown),
+		cmocka_unit_test_teardown(test_burst_over_veth,
+					  k_case_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, k_setup, k_teardown);

@@ -60,6 +60,9 @@ extern "C" {
 #define UXDP_XSK_RING_DEFAULT	2048	/* XSK_RING_{PROD,CONS}__DEFAULT_NUM_DESCS */
 /* Descriptors one copy-mode kick transmits (the kernel's TX_BATCH_SIZE). */
 #define UXDP_XSK_TX_BATCH	32
+/* How long a copy-mode kick waits, without progress, for a device whose
+ * queue is full to take the rest of its batch (uxdp_xsk_sendto). */
+#define UXDP_XSK_TX_WAIT_MS	20
 
 /* Bind flags: the kernel's XDP_* bind flags, same bits. */
 #define UXDP_XSK_F_SHARED_UMEM	(1U << 0)  /* informative: implied */
@@ -158,9 +161,12 @@ uint32_t uxdp_xsk_queue(const struct uxdp_xsk *xsk);
 
 /*
  * The kernel's sendto() on the socket: in copy mode, transmit up to
- * UXDP_XSK_TX_BATCH descriptors from the TX ring now; in zero-copy mode,
- * wake the driver. Returns 0, -EAGAIN (descriptors are left: the device
- * took fewer, or the completion ring is full: kick again), -EBUSY (a
+ * UXDP_XSK_TX_BATCH descriptors from the TX ring now (a device whose queue
+ * is full gets the time its poller needs to make room, as the kernel's
+ * veth peer takes its frames within the call; up to UXDP_XSK_TX_WAIT_MS
+ * without progress); in zero-copy mode, wake the driver. Returns 0,
+ * -EAGAIN (descriptors are left: more than a batch waits, the device
+ * stayed full, or the completion ring is full: kick again), -EBUSY (a
  * packet longer than the device's MTU + 18, or shorter than 14 bytes, was
  * dropped: its address is on the completion ring, the call stopped after
  * it; the kernel's answer too), -ENETDOWN, -ENOBUFS (no TX ring).

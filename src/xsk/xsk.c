@@ -21,6 +21,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -428,6 +429,54 @@ static struct uxdp_frame *tx_frame(struct uxdp_xsk *xsk, void *mem,
 	return uxdp_buff_to_frame(&b);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The device took only part of a kick's frames: its queue is full until its
+ * poller drains it. The kernel's copy-mode sendto hands every frame to the
+ * device before it returns, and with a veth the peer takes it in the same
+ * call (its NAPI runs in the sender's softirq), so an application that
+ * kicks once per batch (xdpsock) never meets a full veth there. Give the
+ * poller the time to make room, as long as it makes progress, and send the
+ * rest: what the kernel would have sent by now is sent by now. Bounded by
+ * UXDP_XSK_TX_WAIT_MS without progress (a queue nobody polls, or polled by
+ * this very thread); then the rest stays on the TX ring, -EAGAIN.
+ * Returns how many more the device took.
+ */
+static int tx_wait_room(struct uxdp_xsk *xsk, struct uxdp_frame **frames,
+			int n)
+{
+	const struct timespec nap = { 0, 20000 };	/* 20 us */
+	uint64_t idle_from = now_ns();
+	unsigned int tries = 0;
+	int done = 0, r;
+
+	while (done < n && now_ns() - idle_from <
+	       (uint64_t)UXDP_XSK_TX_WAIT_MS * 1000000) {
+		/* A poller on this CPU needs it; one elsewhere, a moment. */
+		if (tries++ < 8)
+			sched_yield();
+		else
+			nanosleep(&nap, NULL);
+		r = uxdp_dev_xmit(xsk->dev, n - done, frames + done,
+				  UXDP_XMIT_FLUSH);
+		if (r < 0 || !uxdp_dev_is_up(xsk->dev))
+			break;		/* refused outright: no use waiting */
+		if (r > 0) {
+			done += r;
+			idle_from = now_ns();
+			tries = 0;
+		}
+	}
+	return done;
+}
+
 /*
  * The kernel's __xsk_generic_xmit, a bulk at a time: up to
  * UXDP_XSK_TX_BATCH descriptors, as many as the completion ring has room
@@ -519,6 +568,8 @@ static int xsk_tx_copy(struct uxdp_xsk *xsk)
 		sent = 0;
 	if (sent > (int)k)
 		sent = (int)k;
+	if (sent < (int)k && sent >= 0 && uxdp_dev_is_up(xsk->dev))
+		sent += tx_wait_room(xsk, frames + sent, (int)k - sent);
 	if (sent < (int)k) {
 		/* The device is busy (ring full, down): the rest goes with a
 		 * later kick, from the first unsent frame on. Invalid
