@@ -72,7 +72,8 @@ static int t_cleanup(void **state)
 		"UXDP_COMPAT_PORT_cr0", "UXDP_COMPAT_PORT_cs0",
 		"UXDP_COMPAT_PORT_cs1", "UXDP_COMPAT_PORT_ct0",
 		"UXDP_COMPAT_PORT_cn0", "UXDP_COMPAT_PORT_pm0",
-		"UXDP_COMPAT_PORT_cf0", "UXDP_COMPAT_PORT_cc0", NULL,
+		"UXDP_COMPAT_PORT_cf0", "UXDP_COMPAT_PORT_cc0",
+		"UXDP_COMPAT_PORT_cl0", "UXDP_COMPAT_PORT_cp0", NULL,
 	};
 	unsigned int i;
 
@@ -1164,6 +1165,88 @@ static void test_feed(void **state)
 	unsetenv("UXDP_COMPAT_PORT_cf0");
 }
 
+/*
+ * The forwarder's order (xsk_fwd): the socket first, its fill ring stocked
+ * afterwards. The feed waits for the fill entries, as a wire does not start
+ * because a socket was made: however long the application takes, every
+ * numbered packet arrives, in order, and nothing is dropped.
+ */
+static void test_feed_late_fill(void **state)
+{
+	static struct t_app a;
+	struct xdp_statistics st;
+
+	(void)state;
+	setenv("UXDP_COMPAT_PORT_cl0", "veth:cl0,peer=cl1", 1);
+	/* Fewer than the veth's ring holds: an unpaced generator. */
+	setenv("UXDP_COMPAT_FEED", "cl1=null:clgen,count=200,len=100,seq", 1);
+	t_umem(&a, NULL);
+	assert_int_equal(t_sock(&a, "cl0", XDP_COPY, 0, false), 0);
+	/* Long enough for an unpaced generator to send everything. */
+	usleep(200 * 1000);
+	assert_int_equal(t_rxq("cl0").packets, 0);
+	t_fill(&a.fq, 0, T_NFRAMES);
+	assert_int_equal(t_rx(&a, 200, 100, true, 10000), 200);
+	st = t_stats(a.fd);
+	assert_int_equal(st.rx_dropped, 0);
+	assert_int_equal(st.rx_fill_ring_empty_descs, 0);
+	t_close(&a);
+	assert_null(uxdp_dev_get_by_name("clgen"));
+	unsetenv("UXDP_COMPAT_FEED");
+	unsetenv("UXDP_COMPAT_PORT_cl0");
+}
+
+/*
+ * Feeds on the peers of two ports, the second without a socket when the
+ * first one's starts the feeds (xsk_fwd -i cp0 -i cq0): the second port's
+ * veth is opened for its peer's feed (here from UXDP_COMPAT_PORTS), its
+ * socket then finds it, and each socket gets all of its feed. A fed
+ * device that nothing makes fails naming the feed, not the socket's
+ * device, and leaves nothing behind.
+ */
+static void test_feed_later_port(void **state)
+{
+	struct xsk_socket_config cfg = { .bind_flags = XDP_COPY };
+	static struct t_app a, b;
+	struct xsk_socket *x2;
+
+	(void)state;
+	setenv("UXDP_COMPAT_PORT_cp0", "veth:cp0,peer=cp1", 1);
+	setenv("UXDP_COMPAT_PORTS", "cq0=veth:cq0,peer=cq1", 1);
+	setenv("UXDP_COMPAT_FEED", "cp1=null:cpg,count=100,len=100,seq;"
+	       "cq1=null:cqg,count=100,len=90,seq", 1);
+	t_umem(&a, NULL);
+	assert_int_equal(t_sock(&a, "cp0", XDP_COPY, 0, false), 0);
+	assert_non_null(uxdp_dev_get_by_name("cq1"));
+	b = a;
+	assert_int_equal(xsk_socket__create_shared(&x2, "cq0", 0, a.umem,
+						   &b.rx, NULL, &b.fq, &b.cq,
+						   &cfg), 0);
+	b.fd = xsk_socket__fd(x2);
+	t_fill(&a.fq, 0, 256);
+	t_fill(&b.fq, 256, 256);
+	assert_int_equal(t_rx(&a, 100, 100, true, 10000), 100);
+	assert_int_equal(t_rx(&b, 100, 90, true, 10000), 100);
+	xsk_socket__delete(x2);
+	t_close(&a);
+	assert_null(uxdp_dev_get_by_name("cq0"));
+	assert_null(uxdp_dev_get_by_name("cqg"));
+
+	setenv("UXDP_COMPAT_FEED", "cz1=null:czg", 1);
+	t_umem(&a, NULL);
+	assert_int_equal(t_sock(&a, "cp0", XDP_COPY, 0, false), -ENODEV);
+	assert_non_null(strstr(uxdp_errmsg(), "UXDP_COMPAT_FEED: no uxdp "
+			       "device cz1 to feed"));
+	assert_null(uxdp_dev_get_by_name("cp0"));
+	assert_null(uxdp_dev_get_by_name("cq0"));
+	t_track(&a, false);
+	assert_int_equal(xsk_umem__delete(a.umem), 0);
+	munmap(a.area, a.len);
+	unsetenv("UXDP_COMPAT_FEED");
+	unsetenv("UXDP_COMPAT_PORTS");
+	unsetenv("UXDP_COMPAT_PORT_cp0");
+}
+
 /* Records in a pcap file (libpcap's layout, either timestamp unit). */
 static int t_pcap_records(const char *path)
 {
@@ -1268,6 +1351,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_shared_umem, t_cleanup),
 		cmocka_unit_test_teardown(test_feed, t_cleanup),
 		cmocka_unit_test_teardown(test_feed_capture, t_cleanup),
+		cmocka_unit_test_teardown(test_feed_late_fill, t_cleanup),
+		cmocka_unit_test_teardown(test_feed_later_port, t_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,8 +11,10 @@
  *             group and its XSKMAP program; devices the layer opened from a
  *             port string (and a veth's peer that came with one) are listed
  *             in owned[] and destroyed with the last socket
- *   feeds     UXDP_COMPAT_FEED cross-connections, started with the first
- *             socket, stopped with the last
+ *   feeds     UXDP_COMPAT_FEED cross-connections, set up with the first
+ *             socket, each sending once the sockets it feeds have fill
+ *             entries (a detached starter thread looks), stopped with
+ *             the last
  *   sockets   the descriptor table: which descriptors are compat sockets
  *
  * Locks: compat_lock (a mutex) serialises the control path (create,
@@ -104,6 +106,7 @@ struct compat_feed {
 	struct uxdp_poll_group *group;	/* polls port */
 	struct uxdp_map *to_dev;	/* slot 0: cd->dev */
 	struct uxdp_map *to_port;	/* slot 0: port */
+	bool started;			/* group polls port: it sends */
 };
 
 struct uxdp_compat_umem {
@@ -460,6 +463,180 @@ static bool port_dev_exists(const char *port)
 	return uxdp_dev_get_by_name(name) != NULL;
 }
 
+/* Open device @other from the environment, if not there yet: 1 if @want
+ * exists then, 0 if not, -1 (*@err set) if @other could not be opened. */
+static int feed_dev_open(const char *other, const char *want, int *err)
+{
+	if (!uxdp_dev_get_by_name(other) && !dev_get(other, err))
+		return -1;
+	return uxdp_dev_get_by_name(want) != NULL;
+}
+
+/*
+ * The device a feed names, which may be none the environment names itself:
+ * the peer of a veth that UXDP_COMPAT_PORT_<name> or UXDP_COMPAT_PORTS
+ * makes, whose socket the application has not made yet (feeds start with
+ * the first socket). Then every device the environment names is opened, in
+ * its order, until the fed one exists; they are the layer's, as if
+ * xsk_socket__create had opened them. A name in UXDP_COMPAT_PORT_<name>
+ * with characters that had to be replaced cannot be told from the
+ * variable, and is left to UXDP_COMPAT_PORTS.
+ */
+static struct compat_dev *feed_dev_get(const char *name, int *err)
+{
+	extern char **environ;
+	const char *pfx = "UXDP_COMPAT_PORT_", *p, *end, *eq;
+	char port[512], other[UXDP_IFNAMSIZ];
+	size_t pl = strlen(pfx), n;
+	int found;
+	char **v;
+
+	if (uxdp_dev_get_by_name(name) || port_for(name, port, sizeof(port)))
+		return dev_get(name, err);
+	/* The per-name variables, then the list. */
+	for (v = environ; v && *v; v++) {
+		eq = strchr(*v, '=');
+		if (strncmp(*v, pfx, pl) || !eq || eq == *v + pl)
+			continue;
+		n = (size_t)(eq - *v) - pl;
+		if (n >= sizeof(other))
+			continue;
+		memcpy(other, *v + pl, n);
+		other[n] = '\0';
+		found = feed_dev_open(other, name, err);
+		if (found)
+			return found > 0 ? dev_get(name, err) : NULL;
+	}
+	for (p = getenv("UXDP_COMPAT_PORTS"); p && *p;
+	     p = *end ? end + 1 : end) {
+		end = strchr(p, ';');
+		if (!end)
+			end = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(end - p));
+		if (!eq || eq == p || (size_t)(eq - p) >= sizeof(other))
+			continue;
+		memcpy(other, p, (size_t)(eq - p));
+		other[eq - p] = '\0';
+		found = feed_dev_open(other, name, err);
+		if (found)
+			return found > 0 ? dev_get(name, err) : NULL;
+	}
+	*err = uxdp_fail(ENODEV, "UXDP_COMPAT_FEED: no uxdp device %s to "
+			 "feed, and no port the environment names makes it: "
+			 "name one for it in UXDP_COMPAT_PORT_%s or "
+			 "UXDP_COMPAT_PORTS, or the veth whose peer it is",
+			 name, name);
+	return NULL;
+}
+
+/*
+ * Whether feed @f may start: the device its packets arrive on, the fed
+ * veth's peer, has a socket, and each of its sockets that receives has had
+ * fill entries posted. A socket that only transmits cannot lose anything.
+ * Any other fed device sends its packets where no socket can be (a fed
+ * device has none): nothing to wait for. Called with compat_lock held,
+ * which socket creation and deletion hold too.
+ */
+static bool feed_ready(const struct compat_feed *f)
+{
+	struct uxdp_dev *to = uxdp_veth_peer(f->cd->dev);
+	struct uxdp_ring *fq;
+	uint32_t i, nsock = 0;
+
+	if (!to)
+		return true;
+	for (i = 0; i < nsocks; i++) {
+		if (socks[i]->cd->dev != to)
+			continue;
+		nsock++;
+		if (!uxdp_xsk_rx_ring(socks[i]->xsk))
+			continue;
+		/* The producer index counts every entry ever posted. */
+		fq = uxdp_xsk_fill_ring(socks[i]->xsk);
+		if (!fq || !uxdp_load_acquire(fq->producer))
+			return false;
+	}
+	return nsock > 0;
+}
+
+/* Start the feeds that may; returns how many still wait. compat_lock. */
+static uint32_t feeds_check(void)
+{
+	struct compat_feed *f;
+	uint32_t waiting = 0;
+	int err;
+
+	for (f = feeds; f; f = f->next) {
+		if (f->started)
+			continue;
+		if (!feed_ready(f)) {
+			waiting++;
+			continue;
+		}
+		f->started = true;
+		err = uxdp_poll_group_start(f->group);
+		if (err)
+			uxdp_pr(UXDP_WARN, "uxdp compat: UXDP_COMPAT_FEED: "
+				"polling %s: %s\n", uxdp_dev_name(f->port),
+				uxdp_errmsg());
+	}
+	return waiting;
+}
+
+/*
+ * A feed waiting for its application is started by a thread of its own
+ * that looks every millisecond: the application posts fill entries
+ * without calling into the library. Detached; teardown ends it by moving
+ * to a new generation, which it sees under compat_lock before it looks at
+ * any feed (so nothing waits for it with the lock held).
+ */
+static uint64_t starter_gen;
+static bool starter_running;
+
+static void *feed_starter(void *arg)
+{
+	uint64_t gen = (uint64_t)(uintptr_t)arg;
+	const struct timespec ms = { 0, 1000000 };
+
+	pthread_mutex_lock(&compat_lock);
+	while (gen == starter_gen && feeds_check()) {
+		pthread_mutex_unlock(&compat_lock);
+		nanosleep(&ms, NULL);
+		pthread_mutex_lock(&compat_lock);
+	}
+	if (gen == starter_gen)
+		starter_running = false;
+	pthread_mutex_unlock(&compat_lock);
+	return NULL;
+}
+
+/* Start what may start, and the starter for the rest. compat_lock. */
+static void feeds_kick(void)
+{
+	struct compat_feed *f;
+	pthread_attr_t attr;
+	pthread_t t;
+	int err;
+
+	if (!feeds_check() || starter_running)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&t, &attr, feed_starter,
+			     (void *)(uintptr_t)starter_gen);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		uxdp_pr(UXDP_WARN, "uxdp compat: UXDP_COMPAT_FEED: no thread "
+			"to start the feeds (%s): starting them now\n",
+			strerror(err));
+		for (f = feeds; f; f = f->next)
+			if (!f->started && !uxdp_poll_group_start(f->group))
+				f->started = true;
+		return;
+	}
+	starter_running = true;
+}
+
 /* One "DEV=PORT" of UXDP_COMPAT_FEED (@spec is cut at its '='). */
 static int feed_start(char *spec)
 {
@@ -472,7 +649,7 @@ static int feed_start(char *spec)
 		return uxdp_fail(EINVAL, "UXDP_COMPAT_FEED: \"%s\" is not "
 				 "DEVICE=PORT", spec);
 	*port++ = '\0';
-	cd = dev_get(spec, &err);
+	cd = feed_dev_get(spec, &err);
 	if (!cd)
 		return err;
 	if (cd->nsock || cd->fed)
@@ -521,11 +698,11 @@ static int feed_start(char *spec)
 		err = uxdp_fail(-err, "UXDP_COMPAT_FEED: %s", uxdp_errmsg());
 		goto fail;
 	}
+	/* Polled, so sending, only once the application can receive
+	 * (feeds_check): a wire does not start because a socket was made. */
 	f->group = uxdp_poll_group_create(NULL);
 	err = f->group ? uxdp_poll_group_add(f->group, f->port,
 					     UXDP_ALL_QUEUES) : -errno;
-	if (!err)
-		err = uxdp_poll_group_start(f->group);
 	if (err) {
 		err = uxdp_fail(-err, "UXDP_COMPAT_FEED: polling %s: %s", port,
 				uxdp_errmsg());
@@ -573,6 +750,8 @@ static void teardown(void)
 	struct compat_dev *cd;
 	uint32_t i;
 
+	starter_gen++;			/* the starter, if any, ends */
+	starter_running = false;
 	while (feeds) {
 		struct compat_feed *f = feeds;
 
@@ -602,6 +781,8 @@ static void compat_atexit(void)
 
 	if (pthread_mutex_trylock(&compat_lock))
 		return;
+	starter_gen++;
+	starter_running = false;
 	while (feeds) {
 		struct compat_feed *f = feeds;
 
@@ -929,6 +1110,10 @@ uxdp_compat_socket_create(struct uxdp_compat_socket **out, const char *ifname,
 			goto fail;
 		}
 	}
+	/* A feed waiting for this socket's fill entries may start now, or
+	 * when they come. */
+	if (feeds)
+		feeds_kick();
 	/* Handed out: a later socket needs rings of its own (libxdp). */
 	cu->fill_save = NULL;
 	cu->comp_save = NULL;
