@@ -18,10 +18,14 @@
 #include <sys/mman.h>
 
 #include <xdp/xsk.h>
+#include <xdp/libxdp.h>
 /* After the compatibility header on purpose: the order must not matter
  * (it redirects poll, sendto, ... with macros). */
+#include <net/if.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <bpf/bpf.h>
 
 #include <uxdp/dev.h>
 #include <uxdp/null.h>
@@ -73,7 +77,8 @@ static int t_cleanup(void **state)
 		"UXDP_COMPAT_PORT_cs1", "UXDP_COMPAT_PORT_ct0",
 		"UXDP_COMPAT_PORT_cn0", "UXDP_COMPAT_PORT_pm0",
 		"UXDP_COMPAT_PORT_cf0", "UXDP_COMPAT_PORT_cc0",
-		"UXDP_COMPAT_PORT_cl0", "UXDP_COMPAT_PORT_cp0", NULL,
+		"UXDP_COMPAT_PORT_cl0", "UXDP_COMPAT_PORT_cp0",
+		"UXDP_COMPAT_PORT_ci0", NULL,
 	};
 	unsigned int i;
 
@@ -1334,6 +1339,213 @@ static void test_feed_capture(void **state)
 	unlink(path);
 }
 
+/* ---- the rest of what the kernel's samples call ------------------------ */
+
+/* What the refusals printed, through uxdp's printing or libxdp's. */
+static char said[4096];
+
+static int t_say(enum uxdp_print_level level, const char *fmt, va_list ap)
+{
+	size_t n = strlen(said);
+
+	(void)level;
+	return vsnprintf(said + n, sizeof(said) - n, fmt, ap);
+}
+
+static int t_say_libxdp(enum libxdp_print_level level, const char *fmt,
+			va_list ap)
+{
+	assert_int_equal(level, LIBXDP_WARN);
+	return t_say(UXDP_WARN, fmt, ap);
+}
+
+/* @got was refused as @call: the value, errno, the message. */
+#define T_REFUSED(got, want, call) do {					\
+	said[0] = '\0';							\
+	errno = 0;							\
+	assert_true((got) == (want));					\
+	assert_int_equal(errno, EOPNOTSUPP);				\
+	assert_string_equal(said, "uxdp compat: " call ": eBPF "	\
+			    "programs are not supported yet "		\
+			    "(docs/compat.md)\n");			\
+} while (0)
+
+/* An object-making call: libxdp's error pointer. */
+#define T_REFUSED_PTR(got, call) do {					\
+	const void *p_;							\
+									\
+	said[0] = '\0';							\
+	p_ = (got);							\
+	assert_int_equal(libxdp_get_error(p_), -EOPNOTSUPP);		\
+	assert_int_equal(errno, EOPNOTSUPP);				\
+	assert_non_null(strstr(said, " " call ": "));			\
+} while (0)
+
+static void test_libxdp_refused(void **state)
+{
+	struct xdp_program *progs[1] = { NULL };
+	uxdp_print_fn_t old = uxdp_set_print(t_say);
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .open_filename = "x.o");
+	char buf[64];
+	__u32 len = 0;
+
+	(void)state;
+	/* libxdp's constants and types. */
+	assert_int_equal(XDP_MODE_UNSPEC, 0);
+	assert_int_equal(XDP_MODE_NATIVE, 1);
+	assert_int_equal(XDP_MODE_SKB, 2);
+	assert_int_equal(XDP_MODE_HW, 3);
+	assert_int_equal(XDP_PKT_CONTD, 1);
+	assert_int_equal(XDP_TX_METADATA, 2);
+	assert_int_equal(po.sz, sizeof(po));
+	assert_string_equal(po.open_filename, "x.o");
+	/* The error calls work. */
+	assert_int_equal(libxdp_strerror(-EOPNOTSUPP, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, strerror(EOPNOTSUPP));
+	assert_int_equal(libxdp_get_error(buf), 0);
+	errno = ENOENT;
+	assert_int_equal(libxdp_get_error(NULL), -ENOENT);
+
+	/* Every program call refuses, in libxdp's convention, naming
+	 * itself. The ones that make an object: an error pointer. */
+	T_REFUSED_PTR(xdp_program__open_file("x.o", NULL, NULL),
+		      "xdp_program__open_file");
+	T_REFUSED_PTR(xdp_program__find_file("x.o", NULL, NULL),
+		      "xdp_program__find_file");
+	T_REFUSED_PTR(xdp_program__from_bpf_obj(NULL, NULL),
+		      "xdp_program__from_bpf_obj");
+	T_REFUSED_PTR(xdp_program__from_fd(3), "xdp_program__from_fd");
+	T_REFUSED_PTR(xdp_program__from_id(1), "xdp_program__from_id");
+	T_REFUSED_PTR(xdp_program__from_pin("/x"), "xdp_program__from_pin");
+	T_REFUSED_PTR(xdp_program__clone(NULL, 0), "xdp_program__clone");
+	T_REFUSED_PTR(xdp_multiprog__get_from_ifindex(1),
+		      "xdp_multiprog__get_from_ifindex");
+	/* libxdp's create returns NULL. */
+	T_REFUSED(xdp_program__create(&po), NULL, "xdp_program__create");
+	/* The others: their failure values. */
+	T_REFUSED(xdp_program__attach(NULL, 1, XDP_MODE_NATIVE, 0),
+		  -EOPNOTSUPP, "xdp_program__attach");
+	T_REFUSED(xdp_program__detach(NULL, 1, XDP_MODE_SKB, 0), -EOPNOTSUPP,
+		  "xdp_program__detach");
+	T_REFUSED(xdp_program__attach_multi(progs, 1, 1, XDP_MODE_NATIVE, 0),
+		  -EOPNOTSUPP, "xdp_program__attach_multi");
+	T_REFUSED(xdp_program__detach_multi(progs, 1, 1, XDP_MODE_NATIVE, 0),
+		  -EOPNOTSUPP, "xdp_program__detach_multi");
+	T_REFUSED(xdp_program__fd(NULL), -EOPNOTSUPP, "xdp_program__fd");
+	T_REFUSED(xdp_program__bpf_obj(NULL), NULL, "xdp_program__bpf_obj");
+	T_REFUSED(xdp_program__btf(NULL), NULL, "xdp_program__btf");
+	T_REFUSED(xdp_program__name(NULL), NULL, "xdp_program__name");
+	T_REFUSED(xdp_program__tag(NULL), NULL, "xdp_program__tag");
+	T_REFUSED(xdp_program__id(NULL), 0, "xdp_program__id");
+	T_REFUSED(xdp_program__set_xdp_frags_support(NULL, true), -EOPNOTSUPP,
+		  "xdp_program__set_xdp_frags_support");
+	T_REFUSED(xdp_program__xdp_frags_support(NULL), false,
+		  "xdp_program__xdp_frags_support");
+	T_REFUSED(xdp_program__is_attached(NULL, 1), XDP_MODE_UNSPEC,
+		  "xdp_program__is_attached");
+	T_REFUSED(xdp_program__run_prio(NULL), XDP_DEFAULT_RUN_PRIO,
+		  "xdp_program__run_prio");
+	T_REFUSED(xdp_program__set_run_prio(NULL, 10), -EOPNOTSUPP,
+		  "xdp_program__set_run_prio");
+	T_REFUSED(xdp_program__chain_call_enabled(NULL, XDP_PASS), false,
+		  "xdp_program__chain_call_enabled");
+	T_REFUSED(xdp_program__set_chain_call_enabled(NULL, XDP_PASS, true),
+		  -EOPNOTSUPP, "xdp_program__set_chain_call_enabled");
+	T_REFUSED(xdp_program__print_chain_call_actions(NULL, buf,
+							sizeof(buf)),
+		  -EOPNOTSUPP, "xdp_program__print_chain_call_actions");
+	T_REFUSED(xdp_program__pin(NULL, "/x"), -EOPNOTSUPP,
+		  "xdp_program__pin");
+	T_REFUSED(xdp_program__test_run(NULL, NULL, 0), -EOPNOTSUPP,
+		  "xdp_program__test_run");
+	T_REFUSED(libxdp_clean_references(1), -EOPNOTSUPP,
+		  "libxdp_clean_references");
+	T_REFUSED(xdp_multiprog__detach(NULL), -EOPNOTSUPP,
+		  "xdp_multiprog__detach");
+	T_REFUSED(xdp_multiprog__next_prog(NULL, NULL), NULL,
+		  "xdp_multiprog__next_prog");
+	T_REFUSED(xdp_multiprog__main_prog(NULL), NULL,
+		  "xdp_multiprog__main_prog");
+	T_REFUSED(xdp_multiprog__hw_prog(NULL), NULL,
+		  "xdp_multiprog__hw_prog");
+	T_REFUSED(xdp_multiprog__attach_mode(NULL), XDP_MODE_UNSPEC,
+		  "xdp_multiprog__attach_mode");
+	T_REFUSED(xdp_multiprog__is_legacy(NULL), false,
+		  "xdp_multiprog__is_legacy");
+	T_REFUSED(xdp_multiprog__program_count(NULL), -EOPNOTSUPP,
+		  "xdp_multiprog__program_count");
+	T_REFUSED(xdp_multiprog__xdp_frags_support(NULL), false,
+		  "xdp_multiprog__xdp_frags_support");
+	T_REFUSED(xdp_multiprog__xdp_dev_bound(NULL), false,
+		  "xdp_multiprog__xdp_dev_bound");
+	/* The libbpf calls xdpsock makes on its program's maps. */
+	T_REFUSED(bpf_object__find_map_by_name(NULL, ".bss"), NULL,
+		  "bpf_object__find_map_by_name");
+	T_REFUSED(bpf_map__is_internal(NULL), false, "bpf_map__is_internal");
+	T_REFUSED(bpf_map__fd(NULL), -EOPNOTSUPP, "bpf_map__fd");
+	T_REFUSED(bpf_map_update_elem(3, &len, &len, BPF_ANY), -EOPNOTSUPP,
+		  "bpf_map_update_elem");
+	T_REFUSED(bpf_obj_get_info_by_fd(3, buf, &len), -EOPNOTSUPP,
+		  "bpf_obj_get_info_by_fd");
+	T_REFUSED(bpf_map_get_fd_by_id(1), -EOPNOTSUPP,
+		  "bpf_map_get_fd_by_id");
+	/* Closing what a refused call returned: nothing to say. */
+	said[0] = '\0';
+	xdp_program__close(xdp_program__open_file("x.o", NULL, NULL));
+	said[0] = '\0';
+	xdp_program__close(NULL);
+	xdp_multiprog__close(NULL);
+	assert_string_equal(said, "");
+	/* Through libxdp_set_print's function, then nowhere. */
+	assert_null(libxdp_set_print(t_say_libxdp));
+	uxdp_set_print(NULL);
+	T_REFUSED(xdp_program__fd(NULL), -EOPNOTSUPP, "xdp_program__fd");
+	assert_ptr_equal(libxdp_set_print(NULL), t_say_libxdp);
+	said[0] = '\0';
+	assert_int_equal(xdp_program__fd(NULL), -EOPNOTSUPP);
+	assert_string_equal(said, "");
+	uxdp_set_print(old);
+}
+
+/*
+ * The samples look their interface up (if_nametoindex) before they make a
+ * socket, and raise RLIMIT_MEMLOCK first (refused in a container).
+ */
+static void test_samples_calls(void **state)
+{
+	struct rlimit inf = { RLIM_INFINITY, RLIM_INFINITY };
+	struct rlimit bad = { 2, 1 };
+	static struct t_app a;
+	unsigned int idx;
+
+	(void)state;
+	setenv("UXDP_COMPAT_PORT_ci0", "veth:ci0,peer=ci1", 1);
+	idx = if_nametoindex("ci0");
+	assert_true(idx > 0);
+	assert_non_null(uxdp_dev_get_by_name("ci0"));
+	assert_int_equal(idx, uxdp_dev_ifindex(uxdp_dev_get_by_name("ci0")));
+	assert_int_equal(if_nametoindex("ci0"), idx);
+	/* The socket's device is the one looked up, and goes with it. */
+	t_umem(&a, NULL);
+	assert_int_equal(t_sock(&a, "ci0", 0, 0, false), 0);
+	assert_int_equal(uxdp_dev_ifindex(uxdp_dev_get_by_name("ci0")), idx);
+	t_close(&a);
+	assert_null(uxdp_dev_get_by_name("ci0"));
+	/* The kernel's interfaces are the kernel's. */
+	assert_true(if_nametoindex("lo") > 0);
+	errno = 0;
+	assert_int_equal(if_nametoindex("nosuch0"), 0);
+	assert_int_equal(errno, ENODEV);
+	unsetenv("UXDP_COMPAT_PORT_ci0");
+
+	/* Granted or not (EPERM without CAP_SYS_RESOURCE), it works. */
+	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &inf), 0);
+	/* Any other failure is the C library's. */
+	errno = 0;
+	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &bad), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1353,6 +1565,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_feed_capture, t_cleanup),
 		cmocka_unit_test_teardown(test_feed_late_fill, t_cleanup),
 		cmocka_unit_test_teardown(test_feed_later_port, t_cleanup),
+		cmocka_unit_test_teardown(test_libxdp_refused, t_cleanup),
+		cmocka_unit_test_teardown(test_samples_calls, t_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,8 +3,9 @@
 # against libxdp's <xdp/xsk.h> only, built against libxdp and against
 # uxdp's compatibility header, must do the same with the same packets.
 #
-#   test_compat.sh uxdp   SRC CC XDPSOCK_UXDP [XDPSOCK_LIBXDP]
-#   test_compat.sh kernel SRC CC XDPSOCK_UXDP XDPSOCK_LIBXDP [KRULES_PROBE]
+#   test_compat.sh uxdp    SRC CC XDPSOCK_UXDP [XDPSOCK_LIBXDP]
+#   test_compat.sh kernel  SRC CC XDPSOCK_UXDP XDPSOCK_LIBXDP [KRULES_PROBE]
+#   test_compat.sh samples SRC CC LIBDIR [CFLAGS]
 #
 # uxdp: the compatibility header compiles whatever the order of includes
 # (and as C++); then xdpsock_mini on a uxdp veth pair (UXDP_COMPAT_PORT_*),
@@ -21,6 +22,16 @@
 # with KRULES_PROBE (t_kernel_rules_probe), the form of each
 # version-dependent rule the kernel follows: a kernel whose XDP_STATISTICS
 # has no rx_ring_full (before 5.9, 8aa5a33578e9) is not compared on it.
+# samples: tests/compat_samples.c, the kernel's AF_XDP samples in
+# miniature (their includes and their calls beyond <xdp/xsk.h>: libxdp's
+# program API, libbpf's map calls, if_nametoindex, RLIMIT_MEMLOCK), built
+# against the compatibility headers with -luxdp alone (LIBDIR's libuxdp.so;
+# CFLAGS: the sanitizer the library was built with). Its program path must
+# be refused with the call's name; its default path, two ports with their
+# fill rings stocked 300 ms after their sockets and feeds on both peers,
+# must forward every packet both ways. With UXDP_BPF_EXAMPLES=DIR (a copy
+# of xdp-project/bpf-examples; its sources cannot be part of uxdp), the
+# real xsk_fwd and xdpsock are built and run the same way.
 set -eu
 mode=$1
 src=$2
@@ -28,6 +39,9 @@ cc=$3
 bin_uxdp=$4
 bin_libxdp=${5:-none}
 bin_krules=${6:-none}
+# samples: LIBDIR, CFLAGS
+libdir=$4
+xcflags=${5:-}
 npkts=120
 
 tmp=$(mktemp -d)
@@ -231,14 +245,25 @@ uxdp_runs() {
 if [ "$mode" = uxdp ]; then
 	# The header, whatever comes first, fortified or not, C and C++.
 	cat > "$tmp/order.c" <<'C'
+#if LINUX_IF_FIRST
+#include <linux/if.h>
+#endif
 #if XSK_FIRST
 #include <xdp/xsk.h>
+#include <xdp/libxdp.h>
 #endif
 #include <netinet/in.h>
+#if !LINUX_IF_FIRST
+#include <net/if.h>
+#endif
 #include <poll.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 #include <xdp/xsk.h>
+#include <bpf/bpf.h>
 
 struct ops {
 	int (*poll)(struct pollfd *, nfds_t, int);
@@ -266,12 +291,39 @@ int use(int fd, struct xsk_ring_cons *rx)
 	return o.poll(&p, 1, 0) + poll(&p, 1, 0) +
 	       (int)xsk_ring_cons__peek(rx, rx->size, &idx);
 }
+
+/* What the kernel's samples call beyond <xdp/xsk.h>. */
+int samples(const char *ifname);
+int samples(const char *ifname)
+{
+	struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
+	struct xdp_program *prog = xdp_program__open_file("x.o", NULL, NULL);
+	struct xdp_multiprog *mp;
+	int idx = (int)if_nametoindex(ifname), key = 0;
+	char msg[64];
+
+	if (setrlimit(RLIMIT_MEMLOCK, &r) || libxdp_get_error(prog))
+		return libxdp_strerror((int)libxdp_get_error(prog), msg,
+				       sizeof(msg));
+	xdp_program__set_xdp_frags_support(prog, true);
+	xdp_program__attach(prog, idx, XDP_MODE_NATIVE, 0);
+	bpf_map_update_elem(bpf_map__fd(bpf_object__find_map_by_name(
+		xdp_program__bpf_obj(prog), ".bss")), &key, &idx, BPF_ANY);
+	xdp_program__detach(prog, idx, XDP_MODE_SKB, 0);
+	xdp_program__close(prog);
+	mp = xdp_multiprog__get_from_ifindex(idx);
+	if (!libxdp_get_error(mp))
+		xdp_multiprog__detach(mp);
+	xdp_multiprog__close(mp);
+	return xdp_program__fd(prog) + (XDP_PKT_CONTD & 1);
+}
 C
 	inc="-I$src/include/uxdp/compat -I$src/include"
 	warn="-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes"
 	for first in 0 1; do
 		for defs in "" "-D_GNU_SOURCE" "-O2 -D_FORTIFY_SOURCE=2" \
-			    "-O2 -D_FORTIFY_SOURCE=2 -D_GNU_SOURCE"; do
+			    "-O2 -D_FORTIFY_SOURCE=2 -D_GNU_SOURCE" \
+			    "-DLINUX_IF_FIRST=1" "-DUXDP_COMPAT_NO_LIBBPF"; do
 			# shellcheck disable=SC2086
 			"$cc" -std=gnu11 $warn $defs -DXSK_FIRST=$first $inc \
 				-c "$tmp/order.c" -o "$tmp/order.o" ||
@@ -292,7 +344,8 @@ C
 	if "$cc" $inc -c "$tmp/bad.c" -o "$tmp/bad.o" 2>/dev/null; then
 		fail "bad.c compiled"
 	fi
-	echo "compat header: include order, _GNU_SOURCE, fortify, C++: OK"
+	echo "compat headers: include order, <linux/if.h> first, without" \
+	     "libbpf's, _GNU_SOURCE, fortify, C++: OK"
 
 	# No such device: a clear error, naming the variable to set.
 	if "$bin_uxdp" -i nosuch0 -d 1 > /dev/null 2> "$tmp/nodev.err"; then
@@ -305,7 +358,111 @@ C
 	exit 0
 fi
 
-[ "$mode" = kernel ] || fail "mode: uxdp or kernel"
+# ---- the kernel's samples, built with -luxdp alone ---------------------------
+# run_fed OUT ERR CMD...: CMD on uxdp veth pairs sa0/sa1 and sb0/sb1 (the
+# second from UXDP_COMPAT_PORTS), in.pcap replayed into sa1 and sb1,
+# what leaves them captured in sa.pcap and sb.pcap.
+run_fed() {
+	out=$1
+	err=$2
+	shift 2
+	rm -f "$tmp/sa.pcap" "$tmp/sb.pcap"
+	LD_LIBRARY_PATH=$libdir \
+	UXDP_COMPAT_PORT_sa0="veth:sa0,peer=sa1" \
+	UXDP_COMPAT_PORTS="sb0=veth:sb0,peer=sb1" \
+	UXDP_COMPAT_FEED="sa1=pcap:$tmp/in.pcap,out=$tmp/sa.pcap;sb1=pcap:$tmp/in.pcap,out=$tmp/sb.pcap" \
+	"$@" > "$out" 2> "$err"
+}
+
+# The real ones, from a copy of bpf-examples.
+real_samples() {
+	bx=$UXDP_BPF_EXAMPLES
+	[ -f "$bx/AF_XDP-forwarding/xsk_fwd.c" ] ||
+		fail "UXDP_BPF_EXAMPLES=$bx: no AF_XDP-forwarding/xsk_fwd.c"
+	# Under TSan: the samples' own races (their statistics threads read
+	# counters and flags without synchronisation) are theirs.
+	printf 'race:thread_func\nrace:dump_stats\nrace:poller\nrace:is_benchmark_done\n' \
+		> "$tmp/samples.supp"
+	TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=$tmp/samples.supp"
+	export TSAN_OPTIONS
+	# shellcheck disable=SC2086
+	"$cc" -O2 $xcflags $inc -I"$bx/headers" \
+		"$bx/AF_XDP-forwarding/xsk_fwd.c" -L"$libdir" -luxdp \
+		-o "$tmp/xsk_fwd" 2> "$tmp/cc.err" ||
+		{ cat "$tmp/cc.err" >&2; fail "xsk_fwd did not build"; }
+	# SIGINT ends it; it prints its counters every second.
+	rc=0
+	run_fed "$tmp/fwd.out" "$tmp/fwd.err" timeout -s INT 4 \
+		"$tmp/xsk_fwd" -i sa0 -i sb0 -c 0 || rc=$?
+	[ $rc = 124 ] || { cat "$tmp/fwd.out" "$tmp/fwd.err" >&2;
+		fail "xsk_fwd exited with $rc"; }
+	grep -Eq '^\|    0 \| +'$npkts' \|' "$tmp/fwd.out" &&
+	grep -Eq '^\|    1 \| +'$npkts' \|' "$tmp/fwd.out" ||
+		{ tail -8 "$tmp/fwd.out" >&2; fail "xsk_fwd: not every packet received"; }
+	echo "bpf-examples xsk_fwd, built with -luxdp: $npkts packets in on each port"
+	if [ ! -f /usr/include/sys/capability.h ]; then
+		echo "*** bpf-examples xdpsock left out: it needs <sys/capability.h> (libcap-dev) ***" >&2
+		return 0
+	fi
+	# shellcheck disable=SC2086
+	"$cc" -O2 $xcflags $inc -I"$bx/headers" \
+		"$bx/AF_XDP-example/xdpsock.c" -L"$libdir" -luxdp \
+		-o "$tmp/xdpsock" 2> "$tmp/cc.err" ||
+		{ cat "$tmp/cc.err" >&2; fail "xdpsock did not build"; }
+	run_fed "$tmp/xs.out" "$tmp/xs.err" "$tmp/xdpsock" -i sa0 -r -d 2 ||
+		fail "xdpsock -r: $(cat "$tmp/xs.err")"
+	grep -Eq "^rx +[0-9]+ +$npkts " "$tmp/xs.out" ||
+		{ cat "$tmp/xs.out" >&2; fail "xdpsock -r: not $npkts received"; }
+	run_fed "$tmp/xs.out" "$tmp/xs.err" "$tmp/xdpsock" -i sa0 -l -c -d 2 ||
+		fail "xdpsock -l: $(cat "$tmp/xs.err")"
+	pk swapped "$tmp/in.pcap" "$tmp/sa.pcap"
+	run_fed "$tmp/xs.out" "$tmp/xs.err" "$tmp/xdpsock" -i sa0 -t -C 1000 \
+		-b 32 || fail "xdpsock -t: $(cat "$tmp/xs.err")"
+	[ "$(pk count "$tmp/sa.pcap")" = 1000 ] ||
+		fail "xdpsock -t -C 1000 -b 32: $(pk count "$tmp/sa.pcap") sent"
+	echo "bpf-examples xdpsock, built with -luxdp: rxdrop, l2fwd, txonly 1000 of 1000"
+}
+
+if [ "$mode" = samples ]; then
+	inc="-I$src/include/uxdp/compat -I$src/include"
+	# shellcheck disable=SC2086
+	"$cc" -std=gnu11 -Wall -Wextra -Werror $xcflags $inc \
+		"$src/tests/compat_samples.c" -L"$libdir" -luxdp \
+		-o "$tmp/samples" 2> "$tmp/cc.err" ||
+		{ cat "$tmp/cc.err" >&2; fail "compat_samples.c did not build with -luxdp alone"; }
+	# Its own program (xdpsock's path when it needs one): refused,
+	# naming the call, and the sample says why it gives up.
+	rc=0
+	run_fed "$tmp/own.out" "$tmp/own.err" "$tmp/samples" -P -i sa0 || rc=$?
+	[ $rc = 1 ] || { cat "$tmp/own.err" >&2; fail "-P exited with $rc"; }
+	grep -q "^uxdp compat: xdp_program__open_file: eBPF programs are not supported yet" "$tmp/own.err" &&
+	grep -q "ERROR: program loading failed: Operation not supported" "$tmp/own.err" ||
+		{ cat "$tmp/own.err" >&2; fail "-P: no clear refusal"; }
+	# The default path: every packet of each feed forwarded to the
+	# other port, though both fill rings were stocked 300 ms late and
+	# sb0's socket came after the feeds started.
+	run_fed "$tmp/fwd.out" "$tmp/fwd.err" "$tmp/samples" -s 300 \
+		-n $npkts -i sa0 -i sb0 ||
+		{ cat "$tmp/fwd.out" "$tmp/fwd.err" >&2; fail "compat_samples failed"; }
+	for l in "port 0 sa0 rx $npkts tx $npkts completed $npkts" \
+		 "port 1 sb0 rx $npkts tx $npkts completed $npkts" \
+		 "no XDP program loaded on sa0"; do
+		grep -qx "$l" "$tmp/fwd.out" ||
+			{ cat "$tmp/fwd.out" "$tmp/fwd.err" >&2; fail "want '$l'"; }
+	done
+	pk same "$tmp/in.pcap" "$tmp/sa.pcap"
+	pk same "$tmp/in.pcap" "$tmp/sb.pcap"
+	echo "samples in miniature, built with -luxdp alone: program refused;" \
+	     "$npkts packets forwarded each way, none lost"
+	if [ -n "${UXDP_BPF_EXAMPLES:-}" ]; then
+		real_samples
+	else
+		echo "(the real xsk_fwd and xdpsock: set UXDP_BPF_EXAMPLES to a copy of xdp-project/bpf-examples)"
+	fi
+	exit 0
+fi
+
+[ "$mode" = kernel ] || fail "mode: uxdp, kernel or samples"
 
 # ---- the kernel ------------------------------------------------------------------
 [ "$(id -u)" = 0 ] || skip "kernel AF_XDP comparison needs root"

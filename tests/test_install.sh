@@ -51,4 +51,19 @@ cc $(pkgc --cflags) "$src/examples/veth_reflect.c" $(pkgc --libs) \
 	-o "$tmp/reflect"
 LD_LIBRARY_PATH=$libdir "$tmp/reflect" 10000 |
 	grep -q "reflected 10000 of 10000 packets; audit: 0 misplaced"
+# The compatibility headers: an application of the kernel's AF_XDP
+# samples' kind builds from them with pkg-config's flags alone (-luxdp),
+# and its program calls are refused by name.
+for h in xdp/xsk.h xdp/libxdp.h bpf/libbpf.h bpf/bpf.h; do
+	[ -f "$tmp/prefix/include/uxdp/compat/$h" ] ||
+		{ echo "compat/$h not installed"; exit 1; }
+done
+cc -I"$(pkgc --variable=includedir)/uxdp/compat" $(pkgc --cflags) \
+	"$src/tests/compat_samples.c" $(pkgc --libs) -o "$tmp/samples"
+if LD_LIBRARY_PATH=$libdir UXDP_COMPAT_PORT_i0="null:i0" \
+	"$tmp/samples" -P -i i0 2> "$tmp/samples.err"; then
+	echo "compat_samples -P: the program was not refused"; exit 1
+fi
+grep -q "xdp_program__open_file: eBPF programs are not supported yet" \
+	"$tmp/samples.err" || { cat "$tmp/samples.err"; exit 1; }
 echo "install + pkg-config: shared and static consumers OK"

@@ -21,8 +21,12 @@
  *   - a device it serves is polled by a poll group of its own (the kernel's
  *     NAPI: the application never polls a device);
  *   - UXDP_COMPAT_FEED cross-connects a port (a pcap replay and capture)
- *     with a device, to feed a program with packets and collect what it
- *     sends;
+ *     with a device, to feed a program with packets (once its sockets have
+ *     fill entries) and collect what it sends;
+ *   - if_nametoindex() knows uxdp devices, and RLIMIT_MEMLOCK refused
+ *     does not stop an application (a uxdp UMEM locks nothing);
+ *   - libxdp's program API and libbpf's map calls are refused by name
+ *     (uxdp_compat_unsupported);
  *   - when the process's last compat socket is deleted, everything the
  *     layer opened or started is torn down.
  *
@@ -36,6 +40,7 @@
 #define UXDP_COMPAT_H
 
 #include <poll.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -153,6 +158,45 @@ int uxdp_compat_getsockopt(int fd, int level, int optname, void *optval,
 			   socklen_t *optlen);
 int uxdp_compat_setsockopt(int fd, int level, int optname,
 			   const void *optval, socklen_t optlen);
+
+/*
+ * if_nametoindex() for the compatibility headers, which redirect it here:
+ * the index of the uxdp device named @name, opening it first when the
+ * environment names a port for it (as xsk_socket__create would: an
+ * application looks its interface up before it makes a socket); else the
+ * C library's answer for a kernel interface of that name; 0 and errno
+ * ENODEV when neither exists.
+ */
+unsigned int uxdp_compat_if_nametoindex(const char *name);
+
+/*
+ * setrlimit() for the compatibility headers: the C library's, except that
+ * RLIMIT_MEMLOCK refused (EPERM: no CAP_SYS_RESOURCE, as in a container)
+ * succeeds, with a warning the first time. libxdp applications raise that
+ * limit for the kernel's UMEM and quit when they cannot; a uxdp UMEM is
+ * ordinary memory.
+ */
+struct rlimit;
+int uxdp_compat_setrlimit(int resource, const struct rlimit *rlim);
+
+/*
+ * What uxdp does not support yet, refused in one place: libxdp's program
+ * API (include/uxdp/compat/xdp/libxdp.h) and the libbpf calls on a
+ * program's maps (include/uxdp/compat/bpf/libbpf.h) call this with their
+ * name. It prints "uxdp compat: CALL: eBPF programs are not supported
+ * yet" (through the function given to libxdp_set_print() if there was
+ * one, else as a uxdp warning), sets errno to EOPNOTSUPP and returns
+ * -EOPNOTSUPP; the headers turn that into each call's own convention.
+ */
+int uxdp_compat_unsupported(const char *call);
+
+/*
+ * libxdp_set_print(): the function the refusals' messages go to instead of
+ * uxdp's printing (level 0 is libxdp's LIBXDP_WARN); NULL silences them.
+ * Returns the previous one (NULL until one was set).
+ */
+typedef int (*uxdp_compat_print_fn)(int level, const char *fmt, va_list ap);
+uxdp_compat_print_fn uxdp_compat_libxdp_set_print(uxdp_compat_print_fn fn);
 
 #ifdef __cplusplus
 }

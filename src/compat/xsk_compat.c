@@ -29,10 +29,12 @@
 #include "../internal.h"
 
 #include <linux/if_xdp.h>
+#include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -1167,6 +1169,64 @@ UXDP_EXPORT struct uxdp_xsk *
 uxdp_compat_socket_xsk(struct uxdp_compat_socket *s)
 {
 	return s ? s->xsk : NULL;
+}
+
+/* ---- interfaces ------------------------------------------------------- */
+
+/*
+ * A uxdp device is an interface the kernel does not know: answer for it,
+ * opening the one the environment names (kept until the last socket goes,
+ * as if xsk_socket__create had opened it), so that the index stays the
+ * device's. Anything else is the kernel's.
+ */
+UXDP_EXPORT unsigned int uxdp_compat_if_nametoindex(const char *name)
+{
+	struct compat_dev *cd = NULL;
+	struct uxdp_dev *dev;
+	unsigned int idx = 0;
+	char port[512];
+	int err = 0;
+
+	if (!name) {
+		errno = EFAULT;
+		return 0;
+	}
+	pthread_mutex_lock(&compat_lock);
+	dev = uxdp_dev_get_by_name(name);
+	if (!dev && strlen(name) < UXDP_IFNAMSIZ &&
+	    port_for(name, port, sizeof(port))) {
+		cd = dev_get(name, &err);
+		if (!cd)
+			uxdp_pr(UXDP_WARN, "uxdp compat: if_nametoindex(%s): "
+				"%s\n", name, uxdp_errmsg());
+		dev = cd ? cd->dev : NULL;
+	}
+	if (dev)
+		idx = uxdp_dev_ifindex(dev);
+	pthread_mutex_unlock(&compat_lock);
+	if (idx)
+		return idx;
+	if (err) {
+		errno = -err;
+		return 0;
+	}
+	return if_nametoindex(name);
+}
+
+UXDP_EXPORT int uxdp_compat_setrlimit(int resource, const struct rlimit *rlim)
+{
+	static bool said;
+
+	if (!setrlimit(resource, rlim))
+		return 0;
+	if (resource != RLIMIT_MEMLOCK || errno != EPERM)
+		return -1;
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		uxdp_pr(UXDP_WARN, "uxdp compat: setrlimit(RLIMIT_MEMLOCK): "
+			"not permitted here; uxdp locks no memory, carrying "
+			"on\n");
+	errno = 0;
+	return 0;
 }
 
 /* ---- the socket calls -------------------------------------------------- */

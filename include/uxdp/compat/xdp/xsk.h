@@ -12,12 +12,18 @@
  * and the environment variables that name devices.
  *
  * Every translation unit that calls sendto, recvfrom, poll, getsockopt or
- * setsockopt on a socket's descriptor must include this header: it
- * redirects those five names (object-like macros, so a struct member named
- * poll keeps working) to uxdp_compat_* functions, which serve compat
- * sockets and pass every other descriptor to the C library. The system
- * headers declaring them are included first, so including <poll.h> or
- * <sys/socket.h> after this header is harmless.
+ * setsockopt on a socket's descriptor, if_nametoindex on a uxdp device's
+ * name, or setrlimit for RLIMIT_MEMLOCK (which uxdp does not need, and a
+ * container refuses) must include this header: it redirects those seven
+ * (object-like macros, so a struct member named poll keeps working) to
+ * uxdp_compat_* functions, which serve compat sockets and uxdp devices
+ * and pass everything else to the C library. The system headers declaring
+ * them are included first, so including <poll.h>, <sys/socket.h>,
+ * <net/if.h> or <sys/resource.h> after this header is harmless.
+ *
+ * <xdp/libxdp.h> beside this one has libxdp's program API (refused: uxdp
+ * runs no eBPF programs yet) and <bpf/libbpf.h> the libbpf calls the
+ * kernel's AF_XDP samples make on a program's maps (refused too).
  */
 #ifndef UXDP_COMPAT_XDP_XSK_H
 #define UXDP_COMPAT_XDP_XSK_H
@@ -31,10 +37,16 @@
 #endif
 
 #include <errno.h>
+/* Declares if_nametoindex, redirected below; not after <linux/if.h>,
+ * which it cannot follow (and which declares no if_nametoindex). */
+#ifndef _LINUX_IF_H
+#include <net/if.h>
+#endif
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 /* The kernel's UAPI definitions (struct xdp_desc, XDP_* flags and socket
@@ -55,9 +67,23 @@ extern "C" {
 #define XDP_ALWAYS_INLINE static inline __attribute__((__always_inline__))
 #endif
 
-/* Older UAPI headers lack these; the values are the kernel's. */
+/* Older UAPI headers (Linux 6.1's, Debian 12's) lack these; the values
+ * are the kernel's. XDP_PKT_CONTD and XDP_TX_METADATA are bits of
+ * struct xdp_desc's options. */
 #ifndef XDP_USE_SG
-#define XDP_USE_SG	(1 << 4)
+#define XDP_USE_SG			(1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD			(1 << 0)
+#endif
+#ifndef XDP_TX_METADATA
+#define XDP_TX_METADATA			(1 << 1)
+#endif
+#ifndef XDP_UMEM_TX_SW_CSUM
+#define XDP_UMEM_TX_SW_CSUM		(1 << 1)
+#endif
+#ifndef XDP_UMEM_TX_METADATA_LEN
+#define XDP_UMEM_TX_METADATA_LEN	(1 << 2)
 #endif
 
 /*
@@ -120,6 +146,9 @@ XSK_COMPAT_SAME(xsk_ring_cons, ring);
 XSK_COMPAT_SAME(xsk_ring_cons, flags);
 XSK_COMPAT_ASSERT(sizeof(struct xdp_desc) == sizeof(struct uxdp_desc),
 		  "struct xdp_desc is a struct uxdp_desc");
+XSK_COMPAT_ASSERT(XDP_PKT_CONTD == UXDP_PKT_CONTD &&
+		  XDP_TX_METADATA == UXDP_TX_METADATA,
+		  "descriptor options are uxdp's");
 #undef XSK_COMPAT_SAME
 
 /* Opaque: the library's struct uxdp_compat_umem / uxdp_compat_socket. */
@@ -524,6 +553,11 @@ XDP_ALWAYS_INLINE int xsk_socket__update_xskmap(struct xsk_socket *xsk,
 #define poll		uxdp_compat_poll
 #define getsockopt	uxdp_compat_getsockopt
 #define setsockopt	uxdp_compat_setsockopt
+/* Interfaces: a uxdp device's index (the kernel knows none of them). */
+#define if_nametoindex	uxdp_compat_if_nametoindex
+/* libxdp applications raise RLIMIT_MEMLOCK for the kernel's UMEM and
+ * quit when refused (as in a container); uxdp locks no memory. */
+#define setrlimit	uxdp_compat_setrlimit
 
 #ifdef __cplusplus
 }
