@@ -1671,6 +1671,39 @@ static void test_queue_busy_other_process(void **state)
 	assert_int_equal(t_xsk_sockets(), 0);
 }
 
+/*
+ * Another process serves queue 0 with uxdp's program; this one wants
+ * queue 1 of the same interface. The XSKMAP is the other's, so this is
+ * refused, and the message says that it is uxdp's program of another
+ * process, which one, and what to do (it said "not ours ... detach it").
+ */
+static void test_second_process_other_queue(void **state)
+{
+	struct t_env *e = *state;
+	char who[64];
+	pid_t pid;
+	int st;
+
+	pid = t_spawn("upwait", e->a, NULL, true);
+	e->dev[0] = t_open_in(e->a, "afxdp:va@1,rx_size=256,tx_size=256",
+			      "x1", NULL, NULL);
+	assert_int_equal(uxdp_dev_up(e->dev[0]), -EBUSY);
+	snprintf(who, sizeof(who), "pid %d (test_afxdp)", (int)pid);
+	if (!strstr(uxdp_errmsg(), "another uxdp process serves this "
+		    "interface") || !strstr(uxdp_errmsg(), who) ||
+	    !strstr(uxdp_errmsg(), "give it every queue wanted") ||
+	    strstr(uxdp_errmsg(), "this process"))
+		fail_msg("want uxdp's program of %s in: %s", who,
+			 uxdp_errmsg());
+	assert_int_equal(t_xsk_sockets(), 0);
+	assert_int_equal(kill(pid, SIGINT), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	/* Once it is gone, this one serves the interface. */
+	if (uxdp_dev_up(e->dev[0]))
+		fail_msg("up after the other left: %s", uxdp_errmsg());
+	t_end_device(e, 0, "va");
+}
+
 /* Without capabilities (root, but none left): EPERM, saying why. */
 static void test_not_root(void **state)
 {
@@ -1792,6 +1825,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_queue_busy_other_process,
 						setup_1q, teardown),
+		cmocka_unit_test_setup_teardown(test_second_process_other_queue,
+						setup_2q, teardown),
 		cmocka_unit_test_setup_teardown(test_sigint_detaches,
 						setup_1q, teardown),
 		cmocka_unit_test_setup_teardown(test_bpffs_libxdp, setup_1q,

@@ -89,8 +89,11 @@ bool uxdp_opts_valid(const void *opts, size_t user_sz, size_t known_end,
  * Error text of the last failed uxdp call in this thread ("" if none). Control
  * path calls that fail set it along with their -errno / errno so a caller can
  * say *why* a configuration was refused. Returns a pointer to thread-local
- * storage, valid until the next failing call in this thread.
+ * storage, valid until the next failing call in this thread, at most
+ * UXDP_ERRMSG_MAX bytes with its NUL (a copy kept across another call fits
+ * in a buffer of that size).
  */
+#define UXDP_ERRMSG_MAX	512
 const char *uxdp_errmsg(void);
 
 /*

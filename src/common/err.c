@@ -7,7 +7,7 @@
 #include "../internal.h"
 
 /* Room for a reason with a list in it (a busy queue names its holders). */
-static __thread char err_buf[512];
+static __thread char err_buf[UXDP_ERRMSG_MAX];
 UXDP_TLS_FAST char uxdp_thread_tok;
 
 UXDP_EXPORT const char *uxdp_errmsg(void)

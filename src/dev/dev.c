@@ -191,7 +191,7 @@ UXDP_EXPORT struct uxdp_pool *uxdp_rxq_pool_create(struct uxdp_dev *dev,
 	UXDP_DECLARE_OPTS(uxdp_umem_opts, uo, .chunk_size = chunk_size);
 	struct uxdp_umem *umem;
 	struct uxdp_pool *pool;
-	char msg[256];
+	char msg[UXDP_ERRMSG_MAX];
 	int err;
 
 	if (!dev || q >= dev->nrxq || !frames) {

@@ -591,7 +591,7 @@ UXDP_EXPORT __cold int uxdp_dev_start(struct uxdp_dev *dev,
 	return 0;
 err:
 	{
-		char msg[256];
+		char msg[UXDP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
 		uxdp_dev_stop(dev);

@@ -1464,7 +1464,7 @@ uxdp_nic_create(const char *name, const struct uxdp_nic_opts *opts)
 	return dev;
 err:
 	{
-		char msg[256];
+		char msg[UXDP_ERRMSG_MAX];
 
 		/* Keep the reason: destroying may set another. */
 		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
@@ -1685,7 +1685,7 @@ static struct uxdp_dev *nic_port_open(const struct uxdp_port *port,
 		return dev;
 	err = uxdp_nic_loop(dev, peer);
 	if (err) {
-		char msg[256];
+		char msg[UXDP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
 		uxdp_dev_destroy(dev);

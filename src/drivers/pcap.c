@@ -726,7 +726,7 @@ uxdp_pcap_create(const char *name, const struct uxdp_pcap_opts *opts)
 	return dev;
 err:
 	{
-		char msg[256];
+		char msg[UXDP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
 		uxdp_dev_destroy(dev);

@@ -304,7 +304,7 @@ UXDP_API __attribute__((cold)) int uxdp_veth_create(const char *name_a,
 	if (!err)
 		err = veth_setup(db, nq, ring, mtu);
 	if (err) {
-		char msg[256];
+		char msg[UXDP_ERRMSG_MAX];
 
 		/* Keep the reason: formatting uxdp_errmsg() into itself
 		 * would read the buffer it writes. */

@@ -373,8 +373,9 @@ int afx_sock_open(struct afx_q *q, const char *ifname);
 void afx_umem_close(struct afx_umem *um);
 
 /* busy.c: "; AF_XDP sockets in this namespace are open in pid N (comm)"
- * or why no process could be named, for a bind's EBUSY message. */
-void afx_busy_holders(char *buf, size_t len);
+ * or why no process could be named, for a bind's EBUSY message; with
+ * @others_only, this process left out. */
+void afx_busy_holders(char *buf, size_t len, bool others_only);
 
 /* datapath.c */
 uint32_t afx_tx_reap(struct afx_q *q);

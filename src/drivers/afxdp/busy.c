@@ -106,7 +106,7 @@ static void afx_comm(int pid, char *buf, size_t len)
 		buf[n - 1] = '\0';
 }
 
-void afx_busy_holders(char *buf, size_t len)
+void afx_busy_holders(char *buf, size_t len, bool others_only)
 {
 	char comm[32];
 	struct dirent *de;
@@ -127,7 +127,7 @@ void afx_busy_holders(char *buf, size_t len)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = atoi(de->d_name);
-		if (!afx_same_ns(pid, &ns))
+		if ((others_only && pid == getpid()) || !afx_same_ns(pid, &ns))
 			continue;
 		r = afx_has_xsk(pid);
 		if (r < 0) {

@@ -215,7 +215,7 @@ static int afx_open(struct uxdp_dev *dev)
 
 out_undo:
 	{
-		char msg[256];
+		char msg[UXDP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
 		afx_down_queues(priv, opened);
@@ -611,7 +611,7 @@ fail_locked:
 	afx_quiet_end(&qt);
 	pthread_mutex_unlock(&afx_lock);
 	{
-		char msg[256];
+		char msg[UXDP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
 		uxdp_dev_destroy(dev);

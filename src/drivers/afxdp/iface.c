@@ -470,6 +470,24 @@ static int afx_attach_netlink(struct afx_iface *ifc, uint32_t xdp_flags)
 	return 0;
 }
 
+/* Whether program @id is uxdp's XSKMAP program (by its name, which the
+ * kernel keeps to BPF_OBJ_NAME_LEN - 1 characters). */
+static bool afx_prog_is_uxdps(uint32_t id)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id);
+	bool ours;
+
+	if (fd < 0)
+		return false;
+	memset(&info, 0, sizeof(info));
+	ours = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	       !strncmp(info.name, AFX_PROG_NAME, sizeof(info.name) - 1);
+	close(fd);
+	return ours;
+}
+
 /*
  * Attach: native first (unless generic only), then generic (unless
  * native only). In each mode: libxdp's dispatcher when bpffs is there
@@ -518,13 +536,31 @@ int afx_iface_attach(struct afx_iface *ifc, uint32_t flags)
 					      "run as root (CAP_BPF, "
 					      "CAP_NET_ADMIN)", ifc->ifname);
 		if ((err == -EBUSY || err == -EEXIST) &&
-		    !bpf_xdp_query(ifc->ifindex, 0, &qo) && qo.prog_id)
-			return uxdp_set_error(EBUSY, "afxdp %s: the interface "
-					      "runs XDP program id %u, not "
-					      "ours and not libxdp's: "
-					      "detach it first (ip link set "
-					      "dev %s xdp off)", ifc->ifname,
-					      qo.prog_id, ifc->ifname);
+		    !bpf_xdp_query(ifc->ifindex, 0, &qo) && qo.prog_id) {
+			char who[320];
+
+			if (!afx_prog_is_uxdps(qo.prog_id))
+				return uxdp_set_error(EBUSY, "afxdp %s: the "
+						      "interface runs XDP "
+						      "program id %u, not ours "
+						      "and not libxdp's: detach "
+						      "it first (ip link set "
+						      "dev %s xdp off)",
+						      ifc->ifname, qo.prog_id,
+						      ifc->ifname);
+			/* uxdp's own program, of another process: the
+			 * XSKMAP is that process's, so its queues are too. */
+			afx_busy_holders(who, sizeof(who), true);
+			return uxdp_set_error(EBUSY, "afxdp %s: another uxdp "
+					      "process serves this interface "
+					      "(its XDP program, id %u, is "
+					      "attached)%s. One process "
+					      "serves an interface: give it "
+					      "every queue wanted (afxdp:%s@Q1-"
+					      "Q2), or stop it first",
+					      ifc->ifname, qo.prog_id, who,
+					      ifc->ifname);
+		}
 		return uxdp_set_error(EOPNOTSUPP, "afxdp %s: cannot attach "
 				      "the XDP program in %s mode: %s",
 				      ifc->ifname,

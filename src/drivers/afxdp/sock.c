@@ -157,7 +157,7 @@ int afx_sock_open(struct afx_q *q, const char *ifname)
 		if (err == -EBUSY) {
 			char who[320];
 
-			afx_busy_holders(who, sizeof(who));
+			afx_busy_holders(who, sizeof(who), false);
 			return uxdp_set_error(EBUSY, "afxdp %s: queue %u is "
 					      "still held by another AF_XDP "
 					      "socket after %d ms of retries%s",
