@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -50,6 +51,8 @@
 /* How often --count and the end of txonly are checked, and the run
  * loop's longest sleep then. */
 #define COUNT_CHECK_MS	10
+/* At the end, how long the peer may take to receive what PORT sent. */
+#define PEER_SETTLE_MS	2000
 /* Devices a port may make along (a veth port: its peer) are found among
  * the ifindexes below this. */
 #define DEV_SCAN_MAX	1024
@@ -1417,6 +1420,29 @@ static void run(struct xsk_tool *t)
 /* ---- teardown ------------------------------------------------------------ */
 
 /*
+ * Before the peer's poll thread stops: what PORT sent is on its way to the
+ * peer (in an in-process veth's ring, a kernel queue), and the peer's
+ * thread is still taking it. Wait until the peer has received as many as
+ * PORT transmitted, at most PEER_SETTLE_MS: a --tx-count run stopped at
+ * once left up to a ring of them to the peer's down (counted in drained,
+ * and missing from what the peer received).
+ */
+static void peer_settle(struct xsk_tool *t)
+{
+	struct tdev_counters pc, pp;
+	uint64_t t0 = tstats_now_ns();
+	const struct timespec ms = { 0, 1000000 };
+
+	if (!t->peer.dev || !t->peer.group)
+		return;
+	while (!tdev_counters_read(t->port.dev, &pc) &&
+	       !tdev_counters_read(t->peer.dev, &pp) &&
+	       pp.rx.packets < pc.tx.packets &&
+	       tstats_now_ns() - t0 < PEER_SETTLE_MS * 1000000ULL)
+		nanosleep(&ms, NULL);
+}
+
+/*
  * In an order that loses nothing: the feeds first (no more traffic in),
  * then the application threads (nothing touches the sockets' rings), then
  * the poll threads (nothing polls), then every device down. What is left
@@ -1447,6 +1473,7 @@ static void stop_all(struct xsk_tool *t)
 		uxdp_poll_group_destroy(t->socks[i].group);
 		t->socks[i].group = NULL;
 	}
+	peer_settle(t);
 	uxdp_poll_group_destroy(t->peer.group);
 	t->peer.group = NULL;
 }
