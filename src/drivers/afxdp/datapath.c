@@ -325,6 +325,22 @@ void afx_stash_topup(struct afx_q *q)
 }
 
 /*
+ * Up again, with the copy stash to stock by its pool's owner (the caller,
+ * polling the queue or sending to it from a poll of another): stock it
+ * and open transmits (afx_q_set_ok).
+ */
+static void afx_tx_arm(struct afx_q *q)
+{
+	afx_stash_topup(q);
+	uxdp_spin_lock(&q->tx_lock);
+	if (__atomic_load_n(&q->tx_arm, __ATOMIC_RELAXED)) {
+		q->tx_ok = true;
+		__atomic_store_n(&q->tx_arm, 0, __ATOMIC_RELAXED);
+	}
+	uxdp_spin_unlock(&q->tx_lock);
+}
+
+/*
  * Post up to AFX_COMP_BATCH of @frames on @q's TX ring (TX lock held,
  * queue open). Stops at the first frame it cannot take; *@why says why.
  * Copied frames go to @copied for the caller to return. Returns how many.
@@ -423,6 +439,12 @@ int afx_xdp_xmit(struct uxdp_dev *dev, int n, struct uxdp_frame **frames,
 		uxdp_txq_count_refused(dev, qi, UXDP_TXQ_DOWN, (uint32_t)n);
 		return -ENETDOWN;
 	}
+	/* The thread that owns the queue's pool sends to it before polling
+	 * it since up (one thread polling both ports): it may stock the
+	 * stash itself. Another thread waits for the poller. */
+	if (uxdp_unlikely(__atomic_load_n(&q->tx_arm, __ATOMIC_RELAXED)) &&
+	    uxdp_pool_is_owner(q->pool))
+		afx_tx_arm(q);
 	while (sent < (uint32_t)n) {
 		want = MIN((uint32_t)n - sent, (uint32_t)AFX_COMP_BATCH);
 		/*
@@ -494,14 +516,8 @@ int afx_poll(struct uxdp_dev *dev, uint32_t qi, struct uxdp_xdp_cpu *ctx,
 		afx_tx_reap(q);
 	}
 	afx_stash_topup(q);
-	if (uxdp_unlikely(__atomic_load_n(&q->tx_arm, __ATOMIC_RELAXED))) {
-		/* Up again, the stash stocked by its pool's owner (this
-		 * thread): transmits may come (afx_q_set_ok). */
-		uxdp_spin_lock(&q->tx_lock);
-		q->tx_ok = true;
-		__atomic_store_n(&q->tx_arm, 0, __ATOMIC_RELAXED);
-		uxdp_spin_unlock(&q->tx_lock);
-	}
+	if (uxdp_unlikely(__atomic_load_n(&q->tx_arm, __ATOMIC_RELAXED)))
+		afx_tx_arm(q);
 	afx_fill(q);
 	done = afx_rx(q, ctx, budget);
 	if (done)
