@@ -75,6 +75,18 @@ struct uxdp_dev_ops;
  */
 struct uxdp_dev *uxdp_dev_open(const char *port, const char *name);
 
+/*
+ * Whether uxdp_dev_open(@port, NULL) would accept @port as far as the
+ * string decides: it parses, names a kind there is a driver for, and that
+ * driver takes its argument, its parameters and their values. Nothing is
+ * opened, created or registered. Returns 0, or the error the open would
+ * fail with (-EINVAL, -ENODEV for a kind without a driver) and the same
+ * uxdp_errmsg(). What only opening can tell (no such interface or file, a
+ * name taken) is the open's. For reading a command line: a string this
+ * refuses is bad usage, not a failed set-up.
+ */
+int uxdp_port_check(const char *port);
+
 /* The kinds uxdp_dev_open() knows, "null, veth, ..." (cut to @len). */
 void uxdp_port_kinds(char *buf, size_t len);
 

@@ -262,7 +262,7 @@ void uxdp_xsk_clear_rx_need_wakeup(struct uxdp_pool *pool);
 void uxdp_xsk_set_tx_need_wakeup(struct uxdp_pool *pool);
 void uxdp_xsk_clear_tx_need_wakeup(struct uxdp_pool *pool);
 
-/* ---- Opening by port string (uxdp_dev_open) ------------------------------------ */
+/* ---- Opening by port string (uxdp_dev_open, uxdp_port_check) ------------------- */
 
 #define UXDP_PORT_STR_MAX	512
 #define UXDP_PORT_KIND_MAX	16
@@ -280,7 +280,26 @@ struct uxdp_port {
 	} params[UXDP_PORT_PARAMS_MAX];
 };
 
-/* A driver that opens ports of one kind. */
+/*
+ * A driver that opens ports of one kind.
+ *
+ * A port string is checked twice: when a tool reads its command line
+ * (uxdp_port_check(), a bad string is bad usage) and when it is opened.
+ * The two must agree, so a driver parses the string into its create
+ * options in one function that both check and open call, and open then
+ * creates from those options:
+ *
+ *	parse(port, name, &opts)  the argument, keys and values into the
+ *				  create's options, checked; pure
+ *	check(port)		  parse(port, NULL, &opts)
+ *	open(port, name)	  parse(port, name, &opts), then create
+ *
+ * Whatever the string alone decides is the parse's: the argument, unknown
+ * keys, each value and how values go together, the options the create
+ * would refuse, a device name the string gives (uxdp_port_check_name()).
+ * What only opening can tell stays open's: no such interface or file, a
+ * name taken, a device to loop to that is not there.
+ */
 struct uxdp_port_driver {
 	const char *kind;	/* before the ':' */
 	const char *usage;	/* one line: "pcap:FILE[,loop=N]..." */
@@ -288,6 +307,14 @@ struct uxdp_port_driver {
 	 * device, down, or NULL with errno and uxdp_set_error() set. */
 	struct uxdp_dev *(*open)(const struct uxdp_port *port,
 				 const char *name);
+	/*
+	 * Whether open(@port, NULL) would accept @port as far as the string
+	 * decides (above). No side effects: nothing opened, created or
+	 * registered, no file or interface looked at. Returns 0, or what
+	 * open would fail with: a negative errno and uxdp_set_error() with
+	 * the same text. NULL: uxdp_port_check() only parses.
+	 */
+	int (*check)(const struct uxdp_port *port);
 };
 
 /*
@@ -315,6 +342,14 @@ int uxdp_port_get_u64(const struct uxdp_port *port, const char *key,
 /* -EINVAL (naming the first) if @port has a key not in NULL-ended @keys. */
 int uxdp_port_check_keys(const struct uxdp_port *port,
 			 const char *const *keys);
+
+/*
+ * -EINVAL, with a message naming @port and @what ("NAME", "peer"), unless
+ * @name is one uxdp_dev_alloc() takes: 1..UXDP_IFNAMSIZ-1 characters
+ * (NULL counts as empty). For the name a port string gives a device.
+ */
+int uxdp_port_check_name(const struct uxdp_port *port, const char *what,
+			 const char *name);
 
 /* ---- Pacing a generator or a replay ------------------------------------------- */
 

@@ -9,7 +9,9 @@
  *
  * The arg may not contain ','; values may be empty; a key without '=' is a
  * flag (value ""). Everything is length-checked: a port string comes from a
- * command line, and is untrusted.
+ * command line, and is untrusted. What the arg and the parameters mean is
+ * each driver's: its check op says whether it takes them (uxdp_port_check,
+ * when a tool reads its command line), its open the same and then opens.
  */
 #include "../internal.h"
 
@@ -280,28 +282,74 @@ UXDP_EXPORT bool uxdp_port_get_flag(const struct uxdp_port *port,
 
 /* ---- opening ------------------------------------------------------------------ */
 
+UXDP_EXPORT int uxdp_port_check_name(const struct uxdp_port *port,
+				     const char *what, const char *name)
+{
+	if (!name || !*name)
+		return uxdp_fail(EINVAL, "port %s:%.48s: no %s (a device name "
+				 "of 1..%d characters)", port->kind, port->arg,
+				 what, UXDP_IFNAMSIZ - 1);
+	if (strlen(name) >= UXDP_IFNAMSIZ)
+		return uxdp_fail(EINVAL, "port %s:%.48s: %s '%.48s' is longer "
+				 "than a device name may be (%d characters)",
+				 port->kind, port->arg, what, name,
+				 UXDP_IFNAMSIZ - 1);
+	return 0;
+}
+
+/* ---- checking and opening ------------------------------------------------------ */
+
+/* Parse @str and find its kind's driver: what check and open share. */
+static int port_lookup(const char *str, struct uxdp_port *port,
+		       const struct uxdp_port_driver **drv)
+{
+	char kinds[128];
+	int err;
+
+	err = uxdp_port_parse(str, port);
+	if (err)
+		return err;
+	*drv = find_driver(port->kind);
+	if (!*drv) {
+		uxdp_port_kinds(kinds, sizeof(kinds));
+		return uxdp_fail(ENODEV, "port '%.64s': no driver of kind '%s' "
+				 "(built: %s)", str, port->kind, kinds);
+	}
+	uxdp_clear_err();
+	return 0;
+}
+
+UXDP_EXPORT __cold int uxdp_port_check(const char *str)
+{
+	const struct uxdp_port_driver *drv;
+	struct uxdp_port port;
+	int err;
+
+	err = port_lookup(str, &port, &drv);
+	if (err || !drv->check)
+		return err;
+	err = drv->check(&port);
+	if (err > 0)
+		err = -err;	/* a driver that returned errno's sign */
+	if (err && !*uxdp_errmsg())
+		uxdp_fail(-err, "port '%.64s': refused by the %s driver", str,
+			  port.kind);
+	return err;
+}
+
 UXDP_EXPORT __cold struct uxdp_dev *uxdp_dev_open(const char *str,
 						  const char *name)
 {
 	const struct uxdp_port_driver *drv;
 	struct uxdp_port port;
 	struct uxdp_dev *dev;
-	char kinds[128];
 	int err;
 
-	err = uxdp_port_parse(str, &port);
+	err = port_lookup(str, &port, &drv);
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
-	drv = find_driver(port.kind);
-	if (!drv) {
-		uxdp_port_kinds(kinds, sizeof(kinds));
-		errno = -uxdp_fail(ENODEV, "port '%.64s': no driver of kind "
-				   "'%s' (built: %s)", str, port.kind, kinds);
-		return NULL;
-	}
-	uxdp_clear_err();
 	dev = drv->open(&port, name);
 	if (!dev && !errno)
 		errno = EINVAL;

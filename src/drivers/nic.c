@@ -1607,22 +1607,40 @@ UXDP_API int uxdp_nic_rss_queue(const struct uxdp_dev *dev, const void *pkt,
 
 /* ---- nic:NAME[,queues=N][,ring=N][,...] ---------------------------------- */
 
-static struct uxdp_dev *nic_port_open(const struct uxdp_port *port,
-				      const char *name)
+/* A port string made into what uxdp_nic_create() takes, and the nic to
+ * loop it to (loop=, NULL: none). */
+struct nic_port {
+	const char *name, *loop;
+	struct uxdp_nic_opts o;
+};
+
+/*
+ * @port (and @name, NULL: the argument names the device) into @np, checked
+ * as the create will check it. No side effects: check and open share it;
+ * whether the loop= nic exists is the open's to find out.
+ */
+static int nic_port_parse(const struct uxdp_port *port, const char *name,
+			  struct nic_port *np)
 {
 	static const char *const keys[] = {
 		"queues", "ring", "txring", "threshold", "frames", "flows",
 		"len", "count", "pps", "fifo", "single_alloc", "nogen", "loop",
 		NULL,
 	};
-	UXDP_DECLARE_OPTS(uxdp_nic_opts, o);
 	uint64_t queues, ring, txring, thresh, frames, flows, len, count, pps;
 	uint64_t fifo;
-	const char *loop = uxdp_port_get(port, "loop");
-	struct uxdp_dev *dev, *peer = NULL;
+	struct nic_cfg c;
 	int err;
 
+	memset(np, 0, sizeof(*np));
+	np->o.sz = sizeof(np->o);
+	np->name = name ? name : port->arg;
+	np->loop = uxdp_port_get(port, "loop");
 	err = uxdp_port_check_keys(port, keys);
+	if (!err)
+		err = uxdp_port_check_name(port, "NAME", np->name);
+	if (!err && np->loop)
+		err = uxdp_port_check_name(port, "loop", np->loop);
 	if (!err)
 		err = uxdp_port_get_u64(port, "queues", 1, 1,
 					UXDP_NIC_MAX_QUEUES, &queues);
@@ -1656,31 +1674,62 @@ static struct uxdp_dev *nic_port_open(const struct uxdp_port *port,
 		err = uxdp_port_get_u64(port, "fifo",
 					UXDP_NIC_DEFAULT_WIRE_FIFO, 8, 65536,
 					&fifo);
-	if (!err && loop) {
-		peer = uxdp_dev_get_by_name(loop);
+	if (err)
+		return err;
+	/* The nic being made is not there to be found when loop= is
+	 * looked up, and once made its name is taken: never a cable. */
+	if (np->loop && !strcmp(np->loop, np->name))
+		return uxdp_set_error(EINVAL, "nic:%s: loop=%s: a nic cannot "
+				      "be looped to itself", port->arg,
+				      np->loop);
+	np->o.queues = (uint32_t)queues;
+	np->o.rx_ring = (uint32_t)ring;
+	np->o.tx_ring = (uint32_t)txring;
+	np->o.refill_threshold = (uint32_t)thresh;
+	np->o.frames = (uint32_t)frames;
+	np->o.flows = (uint32_t)flows;
+	np->o.rx_len = (uint32_t)len;
+	np->o.rx_count = count;
+	np->o.rx_pps = pps;
+	np->o.wire_fifo = (uint32_t)fifo;
+	if (uxdp_port_get_flag(port, "single_alloc"))
+		np->o.flags |= UXDP_NIC_F_SINGLE_ALLOC;
+	if (uxdp_port_get_flag(port, "nogen"))
+		np->o.flags |= UXDP_NIC_F_NO_GEN;
+	err = nic_cfg_get(&np->o, &c);
+	if (err)
+		return uxdp_set_error(-err, "port nic:%.48s: %s", port->arg,
+				      uxdp_errmsg());
+	return 0;
+}
+
+static int nic_port_check(const struct uxdp_port *port)
+{
+	struct nic_port np;
+
+	return nic_port_parse(port, NULL, &np);
+}
+
+static struct uxdp_dev *nic_port_open(const struct uxdp_port *port,
+				      const char *name)
+{
+	struct uxdp_dev *dev, *peer = NULL;
+	struct nic_port np;
+	int err;
+
+	err = nic_port_parse(port, name, &np);
+	if (!err && np.loop) {
+		peer = uxdp_dev_get_by_name(np.loop);
 		if (!peer || !is_nic(peer))
 			err = uxdp_set_error(ENODEV, "nic:%s: loop=%s: no nic "
-					     "of that name", port->arg, loop);
+					     "of that name", port->arg,
+					     np.loop);
 	}
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
-	o.queues = (uint32_t)queues;
-	o.rx_ring = (uint32_t)ring;
-	o.tx_ring = (uint32_t)txring;
-	o.refill_threshold = (uint32_t)thresh;
-	o.frames = (uint32_t)frames;
-	o.flows = (uint32_t)flows;
-	o.rx_len = (uint32_t)len;
-	o.rx_count = count;
-	o.rx_pps = pps;
-	o.wire_fifo = (uint32_t)fifo;
-	if (uxdp_port_get_flag(port, "single_alloc"))
-		o.flags |= UXDP_NIC_F_SINGLE_ALLOC;
-	if (uxdp_port_get_flag(port, "nogen"))
-		o.flags |= UXDP_NIC_F_NO_GEN;
-	dev = uxdp_nic_create(name ? name : port->arg, &o);
+	dev = uxdp_nic_create(np.name, &np.o);
 	if (!dev || !peer)
 		return dev;
 	err = uxdp_nic_loop(dev, peer);
@@ -1702,4 +1751,5 @@ const struct uxdp_port_driver uxdp_nic_port_driver = {
 		 "[,fifo=N][,single_alloc][,nogen][,loop=OTHER]  multi-queue "
 		 "NIC model: HW rings, RSS, a flow generator or a cable",
 	.open = nic_port_open,
+	.check = nic_port_check,
 };

@@ -358,13 +358,51 @@ static int null_setup_rx(struct uxdp_dev *dev, uint32_t frames)
 	return 0;
 }
 
+/* The options with their defaults, checked: what the create makes and the
+ * port string's parse (null_port_parse) makes sure it would take. */
+struct null_cfg {
+	const void *tmpl;
+	uint32_t frames, len, tlen, flags, seq_off;
+};
+
+static int null_cfg_get(const struct uxdp_null_opts *opts, struct null_cfg *c)
+{
+	c->flags = UXDP_OPTS_GET(opts, flags, 0);
+	c->frames = UXDP_OPTS_GET(opts, rx_frames, UXDP_NULL_DEFAULT_FRAMES);
+	c->tmpl = UXDP_OPTS_GET(opts, rx_template, NULL);
+	c->tlen = UXDP_OPTS_GET(opts, rx_template_len, 0);
+	c->seq_off = UXDP_OPTS_GET(opts, seq_offset, NULL_SEQ_OFFSET);
+	if (!c->tmpl) {
+		c->tmpl = default_pkt;
+		c->tlen = sizeof(default_pkt);
+	}
+	c->len = UXDP_OPTS_GET(opts, rx_len, c->tlen);
+	if (c->flags & ~NULL_FLAGS)
+		return uxdp_set_error(EINVAL, "null: unknown flags 0x%x",
+				      c->flags & ~NULL_FLAGS);
+	if (c->tlen < 14 || c->tlen > UXDP_NULL_MAX_LEN)
+		return uxdp_set_error(EINVAL, "null: rx_template_len %u: a "
+				      "packet needs 14 (an Ethernet header) to "
+				      "%d bytes", c->tlen, UXDP_NULL_MAX_LEN);
+	if (c->len < 14 || c->len > UXDP_NULL_MAX_LEN)
+		return uxdp_set_error(EINVAL, "null: rx_len %u out of range "
+				      "(14..%d)", c->len, UXDP_NULL_MAX_LEN);
+	if (c->frames > (1U << 20))
+		return uxdp_set_error(EINVAL, "null: rx_frames %u out of range "
+				      "(1..2^20)", c->frames);
+	if ((c->flags & UXDP_NULL_F_SEQ) && c->seq_off + 8 > c->len)
+		return uxdp_set_error(EINVAL, "null: seq_offset %u: the 8-byte "
+				      "sequence number must fit in %u-byte "
+				      "packets", c->seq_off, c->len);
+	return 0;
+}
+
 UXDP_API __attribute__((cold)) struct uxdp_dev *
 uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 {
-	const void *tmpl;
-	uint32_t frames, len, tlen, flags, seq_off;
 	struct null_priv *priv;
 	struct uxdp_dev *dev;
+	struct null_cfg c;
 	int err;
 
 	uxdp_clear_error();
@@ -372,41 +410,9 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 		errno = EINVAL;
 		return NULL;
 	}
-	flags = UXDP_OPTS_GET(opts, flags, 0);
-	frames = UXDP_OPTS_GET(opts, rx_frames, UXDP_NULL_DEFAULT_FRAMES);
-	tmpl = UXDP_OPTS_GET(opts, rx_template, NULL);
-	tlen = UXDP_OPTS_GET(opts, rx_template_len, 0);
-	seq_off = UXDP_OPTS_GET(opts, seq_offset, NULL_SEQ_OFFSET);
-	if (!tmpl) {
-		tmpl = default_pkt;
-		tlen = sizeof(default_pkt);
-	}
-	len = UXDP_OPTS_GET(opts, rx_len, tlen);
-	if (flags & ~NULL_FLAGS) {
-		errno = -uxdp_set_error(EINVAL, "null: unknown flags 0x%x",
-				   flags & ~NULL_FLAGS);
-		return NULL;
-	}
-	if (tlen < 14 || tlen > UXDP_NULL_MAX_LEN) {
-		errno = -uxdp_set_error(EINVAL, "null: rx_template_len %u: a packet "
-				   "needs 14 (an Ethernet header) to %d bytes",
-				   tlen, UXDP_NULL_MAX_LEN);
-		return NULL;
-	}
-	if (len < 14 || len > UXDP_NULL_MAX_LEN) {
-		errno = -uxdp_set_error(EINVAL, "null: rx_len %u out of range "
-				   "(14..%d)", len, UXDP_NULL_MAX_LEN);
-		return NULL;
-	}
-	if (frames > (1U << 20)) {
-		errno = -uxdp_set_error(EINVAL, "null: rx_frames %u out of range "
-				   "(1..2^20)", frames);
-		return NULL;
-	}
-	if ((flags & UXDP_NULL_F_SEQ) && seq_off + 8 > len) {
-		errno = -uxdp_set_error(EINVAL, "null: seq_offset %u: the 8-byte "
-				   "sequence number must fit in %u-byte packets",
-				   seq_off, len);
+	err = null_cfg_get(opts, &c);
+	if (err) {
+		errno = -err;
 		return NULL;
 	}
 	dev = uxdp_dev_alloc(name, &null_ops, 1, 1, sizeof(struct null_priv));
@@ -414,24 +420,24 @@ uxdp_null_create(const char *name, const struct uxdp_null_opts *opts)
 		return NULL;
 	priv = null_priv(dev);
 	uxdp_spin_init(&priv->tx_lock);
-	priv->rx_len = len;
-	priv->flags = flags;
-	priv->seq_offset = seq_off;
+	priv->rx_len = c.len;
+	priv->flags = c.flags;
+	priv->seq_offset = c.seq_off;
 	priv->count = UXDP_OPTS_GET(opts, rx_count, 0);
 	err = -ENOMEM;
-	priv->tmpl = calloc(1, len);
+	priv->tmpl = calloc(1, c.len);
 	if (!priv->tmpl) {
 		uxdp_set_error(ENOMEM, "null %s: out of memory", name);
 		goto err;
 	}
-	memcpy(priv->tmpl, tmpl, MIN(tlen, len));
+	memcpy(priv->tmpl, c.tmpl, MIN(c.tlen, c.len));
 	/* A sink generates nothing: no rate, no timer. */
-	err = uxdp_pacer_init(&priv->pace, flags & UXDP_NULL_F_NO_RX ? 0 :
+	err = uxdp_pacer_init(&priv->pace, c.flags & UXDP_NULL_F_NO_RX ? 0 :
 			      UXDP_OPTS_GET(opts, rx_pps, 0), 1);
 	if (err)
 		goto err;
-	if (!(flags & UXDP_NULL_F_NO_RX)) {
-		err = null_setup_rx(dev, frames);
+	if (!(c.flags & UXDP_NULL_F_NO_RX)) {
+		err = null_setup_rx(dev, c.frames);
 		if (err)
 			goto err;
 	}
@@ -456,17 +462,33 @@ UXDP_API uint64_t uxdp_null_generated(struct uxdp_dev *dev)
 
 /* ---- null:NAME[,count=N,len=N,pps=N,frames=N,seq,rewrite,sink] ------------- */
 
-static struct uxdp_dev *null_port_open(const struct uxdp_port *port,
-				       const char *name)
+/* A port string made into what uxdp_null_create() takes. */
+struct null_port {
+	const char *name;
+	struct uxdp_null_opts o;
+};
+
+/*
+ * @port (and @name, NULL: the argument names the device) into @np, checked
+ * as the create will check it. No side effects: check and open share it,
+ * so a string the check passes is one the create takes.
+ */
+static int null_port_parse(const struct uxdp_port *port, const char *name,
+			   struct null_port *np)
 {
 	static const char *const keys[] = {
 		"count", "len", "pps", "frames", "seq", "rewrite", "sink", NULL,
 	};
-	UXDP_DECLARE_OPTS(uxdp_null_opts, o);
 	uint64_t count, len, pps, frames;
+	struct null_cfg c;
 	int err;
 
+	memset(np, 0, sizeof(*np));
+	np->o.sz = sizeof(np->o);
+	np->name = name ? name : port->arg;
 	err = uxdp_port_check_keys(port, keys);
+	if (!err)
+		err = uxdp_port_check_name(port, "NAME", np->name);
 	if (!err)
 		err = uxdp_port_get_u64(port, "count", 0, 0, UINT64_MAX, &count);
 	if (!err)
@@ -477,21 +499,52 @@ static struct uxdp_dev *null_port_open(const struct uxdp_port *port,
 	if (!err)
 		err = uxdp_port_get_u64(port, "frames", 0, 1, 1U << 20,
 					&frames);
+	if (err)
+		return err;
+	np->o.rx_count = count;
+	np->o.rx_len = (uint32_t)len;
+	np->o.rx_pps = pps;
+	np->o.rx_frames = (uint32_t)frames;
+	if (uxdp_port_get_flag(port, "seq"))
+		np->o.flags |= UXDP_NULL_F_SEQ;
+	if (uxdp_port_get_flag(port, "rewrite"))
+		np->o.flags |= UXDP_NULL_F_REWRITE;
+	if (uxdp_port_get_flag(port, "sink"))
+		np->o.flags |= UXDP_NULL_F_NO_RX;
+	/* In the string's terms what null_cfg_get() would say of seq_offset,
+	 * which the string cannot set. */
+	if ((np->o.flags & UXDP_NULL_F_SEQ) && len &&
+	    len < NULL_SEQ_OFFSET + 8)
+		return uxdp_set_error(EINVAL, "port null:%.48s: seq needs "
+				      "len=%d or more (the sequence number "
+				      "is 8 bytes at offset %d)", port->arg,
+				      NULL_SEQ_OFFSET + 8, NULL_SEQ_OFFSET);
+	err = null_cfg_get(&np->o, &c);
+	if (err)
+		return uxdp_set_error(-err, "port null:%.48s: %s", port->arg,
+				      uxdp_errmsg());
+	return 0;
+}
+
+static int null_port_check(const struct uxdp_port *port)
+{
+	struct null_port np;
+
+	return null_port_parse(port, NULL, &np);
+}
+
+static struct uxdp_dev *null_port_open(const struct uxdp_port *port,
+				       const char *name)
+{
+	struct null_port np;
+	int err;
+
+	err = null_port_parse(port, name, &np);
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
-	o.rx_count = count;
-	o.rx_len = (uint32_t)len;
-	o.rx_pps = pps;
-	o.rx_frames = (uint32_t)frames;
-	if (uxdp_port_get_flag(port, "seq"))
-		o.flags |= UXDP_NULL_F_SEQ;
-	if (uxdp_port_get_flag(port, "rewrite"))
-		o.flags |= UXDP_NULL_F_REWRITE;
-	if (uxdp_port_get_flag(port, "sink"))
-		o.flags |= UXDP_NULL_F_NO_RX;
-	return uxdp_null_create(name ? name : port->arg, &o);
+	return uxdp_null_create(np.name, &np.o);
 }
 
 const struct uxdp_port_driver uxdp_null_port_driver = {
@@ -499,4 +552,5 @@ const struct uxdp_port_driver uxdp_null_port_driver = {
 	.usage = "null:NAME[,count=N][,len=BYTES][,pps=N][,frames=N][,seq]"
 		 "[,rewrite][,sink]  generator of UDP packets and sink",
 	.open = null_port_open,
+	.check = null_port_check,
 };

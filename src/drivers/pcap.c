@@ -655,6 +655,34 @@ static int capture_setup(struct uxdp_dev *dev, const char *path)
 	return 0;
 }
 
+/* The options with their defaults, checked (@nm names the device in
+ * messages): what the create makes and the port string's parse
+ * (pd_port_parse) makes sure it would take. */
+static int pd_cfg_get(const char *nm, const struct uxdp_pcap_opts *opts,
+		      const char **in, const char **out, uint32_t *frames,
+		      uint32_t *snaplen)
+{
+	*in = UXDP_OPTS_GET(opts, in, NULL);
+	*out = UXDP_OPTS_GET(opts, out, NULL);
+	*frames = UXDP_OPTS_GET(opts, rx_frames, UXDP_PCAP_DEFAULT_FRAMES);
+	*snaplen = UXDP_OPTS_GET(opts, snaplen, UXDP_PCAP_MAX_SNAPLEN);
+	if (!*in && !*out)
+		return uxdp_set_error(EINVAL, "pcap %s: nothing to do: give a "
+				      "file to replay (in) or to write (out)",
+				      nm);
+	if ((*in && !**in) || (*out && !**out))
+		return uxdp_set_error(EINVAL, "pcap %s: an empty file name",
+				      nm);
+	if (*snaplen > UXDP_PCAP_MAX_SNAPLEN)
+		return uxdp_set_error(EINVAL, "pcap %s: snaplen %u out of "
+				      "range (1..%d)", nm, *snaplen,
+				      UXDP_PCAP_MAX_SNAPLEN);
+	if (*frames > (1U << 20))
+		return uxdp_set_error(EINVAL, "pcap %s: rx_frames %u out of "
+				      "range (1..2^20)", nm, *frames);
+	return 0;
+}
+
 UXDP_API __attribute__((cold)) struct uxdp_dev *
 uxdp_pcap_create(const char *name, const struct uxdp_pcap_opts *opts)
 {
@@ -669,30 +697,9 @@ uxdp_pcap_create(const char *name, const struct uxdp_pcap_opts *opts)
 		errno = EINVAL;
 		return NULL;
 	}
-	in = UXDP_OPTS_GET(opts, in, NULL);
-	out = UXDP_OPTS_GET(opts, out, NULL);
-	frames = UXDP_OPTS_GET(opts, rx_frames, UXDP_PCAP_DEFAULT_FRAMES);
-	snaplen = UXDP_OPTS_GET(opts, snaplen, UXDP_PCAP_MAX_SNAPLEN);
-	if (!in && !out) {
-		errno = -uxdp_set_error(EINVAL, "pcap %s: nothing to do: give "
-					"a file to replay (in) or to write "
-					"(out)", nm);
-		return NULL;
-	}
-	if ((in && !*in) || (out && !*out)) {
-		errno = -uxdp_set_error(EINVAL, "pcap %s: an empty file name",
-					nm);
-		return NULL;
-	}
-	if (snaplen > UXDP_PCAP_MAX_SNAPLEN) {
-		errno = -uxdp_set_error(EINVAL, "pcap %s: snaplen %u out of "
-					"range (1..%d)", nm, snaplen,
-					UXDP_PCAP_MAX_SNAPLEN);
-		return NULL;
-	}
-	if (frames > (1U << 20)) {
-		errno = -uxdp_set_error(EINVAL, "pcap %s: rx_frames %u out of "
-					"range (1..2^20)", nm, frames);
+	err = pd_cfg_get(nm, opts, &in, &out, &frames, &snaplen);
+	if (err) {
+		errno = -err;
 		return NULL;
 	}
 	dev = uxdp_dev_alloc(name, &pd_ops, 1, 1, sizeof(struct pd_priv));
@@ -810,21 +817,35 @@ UXDP_API int uxdp_pcap_flush(struct uxdp_dev *dev)
 
 /* ---- pcap:IN[,loop=N|forever,pps=N,out=OUT,snaplen=N,frames=N] ----------- */
 
-static struct uxdp_dev *pd_port_open(const struct uxdp_port *port,
-				     const char *name)
+/* A port string made into what uxdp_pcap_create() takes. */
+struct pd_port {
+	const char *name;	/* NULL: the first free pcapN */
+	struct uxdp_pcap_opts o;
+};
+
+/*
+ * @port (and @name) into @pp, checked as the create will check it. No side
+ * effects: check and open share it; whether the files can be read or
+ * written is the open's to find out.
+ */
+static int pd_port_parse(const struct uxdp_port *port, const char *name,
+			 struct pd_port *pp)
 {
 	static const char *const keys[] = {
 		"loop", "pps", "out", "snaplen", "frames", NULL,
 	};
-	UXDP_DECLARE_OPTS(uxdp_pcap_opts, o);
 	uint64_t loops, pps, snaplen, frames;
 	const char *loop = uxdp_port_get(port, "loop");
-	char auto_name[UXDP_IFNAMSIZ];
-	struct uxdp_dev *dev;
-	unsigned int i;
+	const char *in, *out;
+	uint32_t f, sl;
 	int err;
 
+	memset(pp, 0, sizeof(*pp));
+	pp->o.sz = sizeof(pp->o);
+	pp->name = name;
 	err = uxdp_port_check_keys(port, keys);
+	if (!err && name)
+		err = uxdp_port_check_name(port, "name", name);
 	if (!err && loop && !strcmp(loop, "forever"))
 		loops = UXDP_PCAP_LOOP_FOREVER;
 	else if (!err)
@@ -838,41 +859,70 @@ static struct uxdp_dev *pd_port_open(const struct uxdp_port *port,
 	if (!err)
 		err = uxdp_port_get_u64(port, "frames", 0, 1, 1U << 20,
 					&frames);
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	o.in = port->arg[0] ? port->arg : NULL;
-	o.out = uxdp_port_get(port, "out");
-	if (o.out && !*o.out) {
-		errno = -uxdp_set_error(EINVAL, "port pcap:%.48s: out= needs a "
-					"file name", port->arg);
-		return NULL;
-	}
-	if (!o.in && !o.out) {
-		errno = -uxdp_set_error(EINVAL, "port pcap: give a file to "
-					"replay (pcap:FILE) or to write "
-					"(pcap:,out=FILE)");
-		return NULL;
-	}
-	o.loops = loops;
-	o.pps = pps;
-	o.snaplen = (uint32_t)snaplen;
-	o.rx_frames = (uint32_t)frames;
-	if (name)
-		return uxdp_pcap_create(name, &o);
+	if (err)
+		return err;
+	pp->o.in = port->arg[0] ? port->arg : NULL;
+	pp->o.out = uxdp_port_get(port, "out");
+	if (pp->o.out && !*pp->o.out)
+		return uxdp_set_error(EINVAL, "port pcap:%.48s: out= needs a "
+				      "file name", port->arg);
+	if (!pp->o.in && !pp->o.out)
+		return uxdp_set_error(EINVAL, "port pcap: give a file to "
+				      "replay (pcap:FILE) or to write "
+				      "(pcap:,out=FILE)");
+	pp->o.loops = loops;
+	pp->o.pps = pps;
+	pp->o.snaplen = (uint32_t)snaplen;
+	pp->o.rx_frames = (uint32_t)frames;
+	err = pd_cfg_get(name ? name : "", &pp->o, &in, &out, &f, &sl);
+	if (err)
+		return uxdp_set_error(-err, "port pcap:%.48s: %s", port->arg,
+				      uxdp_errmsg());
+	return 0;
+}
+
+static int pd_port_check(const struct uxdp_port *port)
+{
+	struct pd_port pp;
+
+	return pd_port_parse(port, NULL, &pp);
+}
+
+static struct uxdp_dev *pd_port_create(struct pd_port *pp)
+{
+	char auto_name[UXDP_IFNAMSIZ];
+	struct uxdp_dev *dev;
+	unsigned int i;
+
+	if (pp->name)
+		return uxdp_pcap_create(pp->name, &pp->o);
 	/* A file name is no device name: take the first free pcapN. */
 	for (i = 0; i < 1000; i++) {
 		snprintf(auto_name, sizeof(auto_name), "pcap%u", i);
 		if (uxdp_dev_get_by_name(auto_name))
 			continue;
-		dev = uxdp_pcap_create(auto_name, &o);
+		dev = uxdp_pcap_create(auto_name, &pp->o);
 		if (dev || errno != EEXIST)
 			return dev;	/* EEXIST: taken meanwhile */
 	}
 	errno = -uxdp_set_error(EEXIST, "port pcap:%.48s: pcap0..pcap999 are "
-				"all taken: give the device a name", port->arg);
+				"all taken: give the device a name",
+				pp->o.in ? pp->o.in : "");
 	return NULL;
+}
+
+static struct uxdp_dev *pd_port_open(const struct uxdp_port *port,
+				     const char *name)
+{
+	struct pd_port pp;
+	int err;
+
+	err = pd_port_parse(port, name, &pp);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return pd_port_create(&pp);
 }
 
 const struct uxdp_port_driver uxdp_pcap_port_driver = {
@@ -881,6 +931,7 @@ const struct uxdp_port_driver uxdp_pcap_port_driver = {
 		 "[,frames=N]  replay IN, write transmitted frames to OUT "
 		 "(pcap:,out=OUT: capture only)",
 	.open = pd_port_open,
+	.check = pd_port_check,
 };
 
 #else /* !UXDP_HAVE_PCAP */

@@ -271,6 +271,26 @@ static int veth_setup(struct uxdp_dev *dev, uint32_t nrq, uint32_t ring_size,
 	return 0;
 }
 
+/* The options with their defaults, checked: what the create makes and the
+ * port string's parse (veth_port_parse) makes sure it would take. */
+static int veth_cfg_get(const struct uxdp_veth_opts *opts, uint32_t *nq,
+			uint32_t *ring, uint32_t *mtu)
+{
+	*nq = UXDP_OPTS_GET(opts, queues, 1);
+	*ring = UXDP_OPTS_GET(opts, ring_size, UXDP_VETH_RING_SIZE);
+	*mtu = UXDP_OPTS_GET(opts, mtu, 1500);
+	if (*nq > 256)
+		return uxdp_set_error(EINVAL, "veth: %u queues: at most 256",
+				      *nq);
+	if (*ring < 2 || *ring > (1U << 20) || (*ring & (*ring - 1)))
+		return uxdp_set_error(EINVAL, "veth: ring_size %u: a power of "
+				      "two in [2, 2^20]", *ring);
+	if (*mtu < 68 || *mtu > 65535)
+		return uxdp_set_error(EINVAL, "veth: mtu %u outside [68, 65535]",
+				      *mtu);
+	return 0;
+}
+
 UXDP_API __attribute__((cold)) int uxdp_veth_create(const char *name_a,
 					const char *name_b,
 					const struct uxdp_veth_opts *opts,
@@ -285,17 +305,9 @@ UXDP_API __attribute__((cold)) int uxdp_veth_create(const char *name_a,
 		return uxdp_set_error(EINVAL, "veth: NULL result pointers");
 	if (!UXDP_OPTS_VALID(opts, uxdp_veth_opts))
 		return -EINVAL;
-	nq = UXDP_OPTS_GET(opts, queues, 1);
-	ring = UXDP_OPTS_GET(opts, ring_size, UXDP_VETH_RING_SIZE);
-	mtu = UXDP_OPTS_GET(opts, mtu, 1500);
-	if (nq > 256)
-		return uxdp_set_error(EINVAL, "veth: %u queues: at most 256", nq);
-	if (ring < 2 || ring > (1U << 20) || (ring & (ring - 1)))
-		return uxdp_set_error(EINVAL, "veth: ring_size %u: a power of two "
-				 "in [2, 2^20]", ring);
-	if (mtu < 68 || mtu > 65535)
-		return uxdp_set_error(EINVAL, "veth: mtu %u outside [68, 65535]", mtu);
-
+	err = veth_cfg_get(opts, &nq, &ring, &mtu);
+	if (err)
+		return err;
 	da = uxdp_dev_alloc(name_a, &veth_ops, nq, nq, sizeof(struct veth_priv));
 	if (!da)
 		return -errno;
@@ -327,25 +339,38 @@ UXDP_API struct uxdp_dev *uxdp_veth_peer(struct uxdp_dev *dev)
 	return __atomic_load_n(&veth_priv(dev)->peer, __ATOMIC_ACQUIRE);
 }
 
+/* ---- veth:NAME[,peer=NAME][,queues=N][,ring=N][,mtu=N] ------------------ */
+
+/* A port string made into what uxdp_veth_create() takes (peer NULL: NAME
+ * with a 'p' after it, named when the pair is made). */
+struct veth_port {
+	const char *me, *peer;
+	struct uxdp_veth_opts o;
+};
+
 /*
- * veth:NAME[,peer=NAME][,queues=N][,ring=N][,mtu=N]: the end NAME of a pair,
- * made (with its peer, default NAME + "p") unless a veth NAME exists, in
- * which case that end is returned: open "veth:a,peer=b", then "veth:b".
+ * @port (and @name, NULL: the argument names the end) into @vp, checked as
+ * the create will check it. No side effects: check and open share it.
  */
-static struct uxdp_dev *veth_port_open(const struct uxdp_port *port,
-				       const char *name)
+static int veth_port_parse(const struct uxdp_port *port, const char *name,
+			   struct veth_port *vp)
 {
 	static const char *const keys[] = {
 		"peer", "queues", "ring", "mtu", NULL,
 	};
-	UXDP_DECLARE_OPTS(uxdp_veth_opts, o);
-	const char *me = name ? name : port->arg, *peer;
-	char peer_buf[UXDP_IFNAMSIZ];
-	struct uxdp_dev *a, *b, *old;
 	uint64_t queues, ring, mtu;
+	uint32_t nq, rs, m;
 	int err;
 
+	memset(vp, 0, sizeof(*vp));
+	vp->o.sz = sizeof(vp->o);
+	vp->me = name ? name : port->arg;
+	vp->peer = uxdp_port_get(port, "peer");
 	err = uxdp_port_check_keys(port, keys);
+	if (!err)
+		err = uxdp_port_check_name(port, "NAME", vp->me);
+	if (!err && vp->peer)
+		err = uxdp_port_check_name(port, "peer", vp->peer);
 	if (!err)
 		err = uxdp_port_get_u64(port, "queues", 1, 1, 256, &queues);
 	if (!err)
@@ -354,34 +379,68 @@ static struct uxdp_dev *veth_port_open(const struct uxdp_port *port,
 	if (!err)
 		err = uxdp_port_get_u64(port, "mtu", 1500, 68, 65535, &mtu);
 	if (err)
+		return err;
+	if (vp->peer && !strcmp(vp->peer, vp->me))
+		return uxdp_set_error(EINVAL, "veth:%s: peer=%s: the two ends "
+				      "need two names", vp->me, vp->peer);
+	vp->o.queues = (uint32_t)queues;
+	vp->o.ring_size = (uint32_t)ring;
+	vp->o.mtu = (uint32_t)mtu;
+	err = veth_cfg_get(&vp->o, &nq, &rs, &m);
+	if (err)
+		return uxdp_set_error(-err, "port veth:%.48s: %s", port->arg,
+				      uxdp_errmsg());
+	return 0;
+}
+
+static int veth_port_check(const struct uxdp_port *port)
+{
+	struct veth_port vp;
+
+	return veth_port_parse(port, NULL, &vp);
+}
+
+/*
+ * The end NAME of a pair, made (with its peer, default NAME + "p") unless
+ * a veth NAME exists, in which case that end is returned: open
+ * "veth:a,peer=b", then "veth:b".
+ */
+static struct uxdp_dev *veth_port_open(const struct uxdp_port *port,
+				       const char *name)
+{
+	char peer_buf[UXDP_IFNAMSIZ];
+	struct uxdp_dev *a, *b, *old;
+	struct veth_port vp;
+	int err;
+
+	err = veth_port_parse(port, name, &vp);
+	if (err)
 		goto fail;
-	old = uxdp_dev_get_by_name(me);
+	old = uxdp_dev_get_by_name(vp.me);
 	if (old) {
 		if (strcmp(uxdp_dev_kind(old), "veth")) {
 			err = uxdp_set_error(EEXIST, "veth:%s: a %s device has "
-					     "that name", me,
+					     "that name", vp.me,
 					     uxdp_dev_kind(old));
 			goto fail;
 		}
 		return old;
 	}
-	peer = uxdp_port_get(port, "peer");
-	if (!peer) {
+	/* Only a pair being made needs its peer's name: an existing end
+	 * opens by its own, however long. */
+	if (!vp.peer) {
 		/* The result is checked, not the length beforehand: gcc
 		 * without optimisation cannot tell that fits. */
-		if (snprintf(peer_buf, sizeof(peer_buf), "%sp", me) >=
+		if (snprintf(peer_buf, sizeof(peer_buf), "%sp", vp.me) >=
 		    (int)sizeof(peer_buf)) {
-			err = uxdp_set_error(EINVAL, "veth:%s: name too long to "
-					     "make its peer's; give peer=NAME",
-					     me);
+			err = uxdp_set_error(EINVAL, "veth:%s: name too long "
+					     "to make its peer's; give "
+					     "peer=NAME", vp.me);
 			goto fail;
 		}
-		peer = peer_buf;
+		vp.peer = peer_buf;
 	}
-	o.queues = (uint32_t)queues;
-	o.ring_size = (uint32_t)ring;
-	o.mtu = (uint32_t)mtu;
-	err = uxdp_veth_create(me, peer, &o, &a, &b);
+	err = uxdp_veth_create(vp.me, vp.peer, &vp.o, &a, &b);
 	if (err)
 		goto fail;
 	return a;
@@ -395,4 +454,5 @@ const struct uxdp_port_driver uxdp_veth_port_driver = {
 	.usage = "veth:NAME[,peer=NAME][,queues=N][,ring=N][,mtu=N]  an "
 		 "in-process veth end (the pair is made on first use)",
 	.open = veth_port_open,
+	.check = veth_port_check,
 };
