@@ -317,8 +317,9 @@ static const struct t_row t_pcap_rows[] = {
 	T_BAD("pcap:%s/in.pcap,frames=0", "frames=0"),
 	T_BAD("pcap:%s/in.pcap,pps=abc", "pps=abc"),
 	T_BAD("pcap:%s/in.pcap,colour=red", "unknown parameter 'colour'"),
-	/* A missing file: known when opening only. */
-	T_AT_OPEN("pcap:%s/missing.pcap", ENOENT, "No such file"),
+	/* A missing replay file: said at open, with how to capture. */
+	T_AT_OPEN("pcap:%s/missing.pcap", ENOENT,
+		  "to capture, use pcap:,out=FILE"),
 	T_AT_OPEN("pcap:%s/missing.pcap,loop=forever,pps=10", ENOENT,
 		  "No such file"),
 	T_AT_OPEN("pcap:,out=%s/no/such/dir.pcap", ENOENT, "No such file"),
@@ -510,7 +511,7 @@ static void test_check_nic(void **state)
 
 static void test_check_pcap(void **state)
 {
-	char path[256];
+	char path[256], msg[512];
 	struct uxdp_dev *dev;
 
 	(void)state;
@@ -531,6 +532,20 @@ static void test_check_pcap(void **state)
 	uxdp_dev_destroy(dev);
 	snprintf(path, sizeof(path), "%s/tp-made.pcap", t_dir);
 	assert_int_equal(access(path, F_OK), 0);
+	/* Replaying a file that is not there: the hint names the way to
+	 * capture; with out= given it would be beside the point. */
+	snprintf(path, sizeof(path), "pcap:%s/out.pcap", t_dir);
+	assert_null(uxdp_dev_open(path, NULL));
+	assert_int_equal(errno, ENOENT);
+	snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
+	assert_non_null(strstr(msg, "out.pcap: No such file or directory"));
+	assert_non_null(strstr(msg, "pcap:FILE replays FILE; to capture, use "
+			       "pcap:,out=FILE"));
+	snprintf(path, sizeof(path), "pcap:%s/out.pcap,out=%s/o.pcap", t_dir,
+		 t_dir);
+	assert_null(uxdp_dev_open(path, NULL));
+	assert_int_equal(errno, ENOENT);
+	assert_null(strstr(uxdp_errmsg(), "to capture"));
 }
 
 static void test_check_afxdp(void **state)

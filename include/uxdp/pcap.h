@@ -97,10 +97,12 @@
  * (EISDIR), an empty file, one that is not pcap or pcapng, a truncated
  * file header, a link type other than Ethernet (EINVAL, with libpcap's
  * words), loop on a pipe (ESPIPE), an out file that cannot be created or
- * written (its errno). As a port, what the string alone decides (a key,
- * a number, out= empty, no file at all) is refused without looking at any
- * file, by uxdp_port_check() as by the open. Errors in the records are
- * met while replaying: a
+ * written (its errno). Opened as a port, a replay file that is not there
+ * (pcap:FILE without out=, ENOENT) adds the likely mistake to the message:
+ * "pcap:FILE replays FILE; to capture, use pcap:,out=FILE". What the
+ * string alone decides (a key, a number, out= empty, no file at all) is
+ * refused without looking at any file, by uxdp_port_check() as by the
+ * open. Errors in the records are met while replaying: a
  * record cut short by the end of the file, or one claiming more bytes than
  * any capture can hold, ends the replay (done), counted in read_errors
  * with libpcap's words in replay_error.

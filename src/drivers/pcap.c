@@ -914,6 +914,7 @@ static struct uxdp_dev *pd_port_create(struct pd_port *pp)
 static struct uxdp_dev *pd_port_open(const struct uxdp_port *port,
 				     const char *name)
 {
+	struct uxdp_dev *dev;
 	struct pd_port pp;
 	int err;
 
@@ -922,7 +923,20 @@ static struct uxdp_dev *pd_port_open(const struct uxdp_port *port,
 		errno = -err;
 		return NULL;
 	}
-	return pd_port_create(&pp);
+	dev = pd_port_create(&pp);
+	/*
+	 * pcap:out.pcap where out.pcap is not there is most often a capture
+	 * asked for the way a replay is: say how to ask for one. Only
+	 * without out=: with it, the capture is there already.
+	 */
+	if (!dev && errno == ENOENT && pp.o.in && !pp.o.out &&
+	    access(pp.o.in, F_OK) && errno == ENOENT) {
+		errno = -uxdp_set_error(ENOENT, "%s (pcap:FILE replays FILE; "
+					"to capture, use pcap:,out=FILE)",
+					uxdp_errmsg());
+		return NULL;
+	}
+	return dev;
 }
 
 const struct uxdp_port_driver uxdp_pcap_port_driver = {
