@@ -100,3 +100,82 @@ signal_stop() {
 		fail "SIG$sig: exit $rc, want 0: $(cat "$tmp/sig.err")"
 	sanitizer_check "$tmp/sig.err" "SIG$sig"
 }
+
+# expect_bad_ports [OPTION ARGS...]: port strings that parse but that their
+# kind's driver refuses (its argument, a key, a value, values that do not
+# go together), one for each thing each in-tree driver checks, each with
+# a piece of the driver's reason. Each is refused while the command line
+# is read: exit 2, "port 'STRING': " and the reason, as the tool's PORT,
+# or with OPTION as its value ("OPTION: port ..."), ARGS after it. A kind
+# not built in (no "  KIND:" line in $tmp/help, the --help output) is
+# refused as unknown, exit 2 too.
+t_tab=$(printf '\t')
+expect_bad_ports() {
+	opt=${1:-}
+	[ $# -eq 0 ] || shift
+	while IFS="$t_tab" read -r s pat <&3; do
+		kind=${s%%:*}
+		grep -q "^  $kind:" "$tmp/help" || pat="unknown kind '$kind'"
+		if [ -n "$opt" ]; then
+			expect 2 "^$tool_name: $opt: port '$s': .*$pat" -d 1 \
+				"$opt" "$s" "$@"
+		else
+			expect 2 "^$tool_name: port '$s': .*$pat" -d 1 "$s"
+		fi
+	done 3<<'LIST'
+afxdp:	an interface name of 1\.\.15 characters
+afxdp:@1	an interface name of 1\.\.15 characters
+afxdp:lo@x	queues are @Q or @Q1-Q2
+afxdp:lo,bogus=1	unknown parameter 'bogus'
+afxdp:uxdpnosuch0@3-1	queues are @Q or @Q1-Q2 with Q1 <= Q2
+afxdp:uxdpnosuch0@0-64	65 queues: at most 64
+afxdp:uxdpnosuch0,copy,zerocopy	copy and zerocopy both asked for
+afxdp:uxdpnosuch0,mode=fast	mode=fast: native or generic
+afxdp:uxdpnosuch0,rx_size=100	rx_size=100: a power of two
+afxdp:uxdpnosuch0,chunk=3000	chunk=3000: 2048 or 4096
+afxdp:uxdpnosuch0,shared=	shared=: a group name
+null:	no NAME
+null:averyveryverylongname	longer than a device name
+null:n,len=3	len=3: want a number
+null:n,len=20,seq	seq needs len=50
+null:n,count=abc	count=abc
+veth:	no NAME
+veth:v,ring=3	ring_size 3: a power of two
+veth:v,peer=v	two names
+veth:v,mtu=10	mtu=10
+nic:	no NAME
+nic:n,loop=n	looped to itself
+nic:n,ring=100	rx_ring 100: a power of two
+nic:n,ring=64,threshold=40	refill_threshold 40
+pcap:	give a file to replay \(pcap:FILE\) or to write
+pcap:,out=	out= needs a file name
+pcap:in.pcap,loop=y	loop=y
+pcap:in.pcap,colour=red	unknown parameter 'colour'
+LIST
+}
+
+# expect_open_fails [OPTION ARGS...]: port strings the driver takes that
+# fail only when opened (a file, an interface or a device not there): exit
+# 1, the reason, and nothing left behind. As for expect_bad_ports.
+expect_open_fails() {
+	opt=${1:-}
+	[ $# -eq 0 ] || shift
+	while IFS="$t_tab" read -r s pat <&3; do
+		kind=${s%%:*}
+		grep -q "^  $kind:" "$tmp/help" || continue
+		s=$(printf '%s' "$s" | sed "s|TMP|$tmp|g")
+		if [ -n "$opt" ]; then
+			expect 1 "$opt: port '$s': .*$pat" -d 1 "$opt" "$s" "$@"
+		else
+			expect 1 "port '$s': .*$pat" -d 1 "$s"
+		fi
+	done 3<<'LIST'
+afxdp:uxdpnosuch0	afxdp uxdpnosuch0: (no such interface|not permitted)
+nic:n,loop=uxdpabsent	loop=uxdpabsent: no nic of that name
+veth:v45678901234567	too long to make its peer's
+pcap:TMP/out.pcap	out\.pcap: No such file or directory \(pcap:FILE replays FILE; to capture, use pcap:,out=FILE\)
+pcap:TMP/in.pcap,out=TMP/o.pcap	in\.pcap: No such file or directory$
+LIST
+	[ ! -e "$tmp/out.pcap" ] && [ ! -e "$tmp/o.pcap" ] ||
+		fail "a failed pcap open left a file behind"
+}

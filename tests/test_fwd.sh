@@ -142,9 +142,19 @@ expect 2 "--queues applies to afxdp and veth ports only" --queues 2 null:a
 expect 2 "--cpus '0,x': want a list" --cpus 0,x null:a
 expect 2 "--cpus: CPU 1000 is not one this process may run on" \
 	--cpus 1000 null:a
+# A port its driver refuses is bad usage too, told in the driver's words,
+# for every kind (t_tool.sh has the list)...
+expect 2 "^uxdp-fwd: port 'null:g,count=abc': .*count=abc" null:g,count=abc
+expect_bad_ports
+# ... also when the options' parameters are what make it bad.
+if grep -q "^  afxdp:" "$tmp/help"; then
+	expect 2 "^uxdp-fwd: port 'afxdp:uxdpnosuch0@0-64': .*65 queues" \
+		--queues 65 afxdp:uxdpnosuch0
+fi
 
 # ---- set-up failures: exit 1, the message says which and why -------------------
-expect 1 "port 'null:g,count=abc': .*count=abc" null:g,count=abc
+# What only opening can find out: a file, an interface, a device not there.
+expect_open_fails
 expect 1 "port 'null:a': .*taken" null:a null:a
 expect 1 "'veth:v' and 'veth:v' are the same device" veth:v veth:v
 expect 1 "--prog nosuch\.so:x: .*nosuch\.so.*(not found|No such file)" \

@@ -176,15 +176,23 @@ expect 2 "port 'nocolon': want KIND:ARG" nocolon
 expect 2 "--peer: port 'foo:x': unknown kind 'foo'" --peer foo:x veth:v
 expect 2 "--feed: port 'bar:y': unknown kind 'bar'" --peer veth:vp \
 	--feed bar:y veth:v
+# A port its driver refuses is bad usage too, told in the driver's words,
+# for every kind (t_tool.sh has the list), whichever option names it.
+expect 2 "^uxdp-xsk: port 'null:g,count=abc': .*count=abc" null:g,count=abc
+expect 2 "^uxdp-xsk: --feed: port 'null:f,pps=x': .*pps=x" --peer veth:vp \
+	--feed null:f,pps=x veth:v
+expect_bad_ports
+expect_bad_ports --peer veth:v
+expect_bad_ports --feed --peer veth:vp veth:v
 
 # ---- set-up failures: exit 1, the library's reason ------------------------------
-expect 1 "port 'null:g,count=abc': .*count=abc" null:g,count=abc
+# What only opening can find out: a file, an interface, a device not there.
+expect_open_fails
+expect_open_fails --peer veth:v
 expect 1 "socket on g queue 1: .*g has no queue 1 \(it has 1\)" --queue 1 \
 	null:g
 expect 1 "socket on v queue 0: .*cannot do zero-copy" --zero-copy veth:v
 expect 1 "--peer 'veth:v' is PORT itself" --peer veth:v veth:v
-expect 1 "--feed: port 'null:f,pps=x': .*pps=x" --peer veth:vp \
-	--feed null:f,pps=x veth:v
 
 # ---- rxdrop on a generator: exactly the packets it made -------------------------
 # Zero-copy with no more chunks than RX ring entries cannot overflow the

@@ -73,6 +73,10 @@ void tports_check(const struct tparams *p, const char *what,
 		tparams_fail(p, "%sport '%s': unknown kind '%s' (built in: "
 			     "%s)", what, spec, parsed.kind, kinds);
 	}
+	/* The driver's own syntax: refused here, in the words the open
+	 * would have used, rather than at set-up (exit 1). */
+	if (uxdp_port_check(spec))
+		tparams_fail(p, "%sport '%s': %s", what, spec, uxdp_errmsg());
 }
 
 const char *tports_why(int err)

@@ -20,7 +20,8 @@
  * '[' at column 79) and what it is. */
 void tports_help(FILE *f);
 
-/* @spec parses and names a kind built in; else tparams_fail() (exit 2),
+/* @spec parses, names a kind built in, and that kind's driver takes its
+ * argument and parameters (uxdp_port_check); else tparams_fail() (exit 2),
  * the message starting with @what ("" or "--peer: "). */
 void tports_check(const struct tparams *p, const char *what,
 		  const char *spec);

@@ -423,7 +423,8 @@ static void more_help(FILE *f)
 		     "a port, program or thread could not be set up, a pcap "
 		     "file could not be read to its end or written, the "
 		     "output could not be written, or a port's interface was "
-		     "deleted (without --wait-link); 2 bad usage.");
+		     "deleted (without --wait-link); 2 bad usage (a port "
+		     "string its kind refuses among it).");
 	fprintf(f, "\nlinks:\n  ");
 	tparams_wrap(f, 2, 2, "A port whose link goes down goes down with it "
 		     "(frames for it dropped and counted as down) and binds "
@@ -664,6 +665,9 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	if (n < 0 || (size_t)n >= sizeof(pt->str))
 		tparams_fail(&params, "port '%s': too long with the options' "
 			     "parameters added", pt->spec);
+	/* What the options added is checked as the open will see it. */
+	if (strcmp(pt->str, pt->spec))
+		tports_check(&params, "", pt->str);
 }
 
 static void parse_ports(struct fwd *f, int argc, char **argv, int first)

@@ -354,7 +354,8 @@ static void more_help(FILE *f)
 	tparams_wrap(f, 2, 2, "0 stopped by SIGINT, SIGTERM, SIGHUP, "
 		     "--duration, --count or --tx-count; 1 a port, socket or "
 		     "thread could not be set up, or the output could not be "
-		     "written; 2 bad usage.");
+		     "written; 2 bad usage (a port string its kind refuses "
+		     "among it).");
 	fprintf(f, "\nexamples:\n"
 		"  " PROG_NAME " --zero-copy -c 10M null:gen,count=10M\n"
 		"  " PROG_NAME " --txonly -C 1M null:sink,sink\n"
