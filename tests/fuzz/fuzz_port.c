@@ -14,6 +14,19 @@
  * and parsing that gives the same port. uxdp_port_get_u64 either fails
  * with -EINVAL or returns a value in the bounds asked for; check_keys with
  * the port's own keys passes.
+ *
+ * uxdp_port_check on every input: a string that does not parse is refused
+ * with the parse's error and text, one of a kind without a driver with
+ * -ENODEV; otherwise 0 with no message, or a negative errno with one. For
+ * the in-process kinds (null, veth, nic) the string is then opened, and
+ * the open agrees: what check refused fails with the same errno and text,
+ * what it passed opens, or fails only for what the string cannot decide
+ * (a loop= nic that is not there, a veth end too long to name its peer
+ * after, memory). Those opens are limited to strings that cost little
+ * (every number a parameter other than count, pps, len and mtu gives is
+ * at most 256, queues at most 4), so that an input cannot ask for
+ * gigabytes. pcap and afxdp
+ * strings are checked only: opening would touch files and interfaces.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -85,6 +98,85 @@ static void round_trip(const struct uxdp_port *p)
 			 "reprint '%s': param %u differs", buf, i);
 }
 
+/* Whether opening @p (which the check passed) costs little: see the top. */
+static bool cheap(const struct uxdp_port *p)
+{
+	static const char *const free_keys[] = {
+		"count", "pps", "len", "mtu", NULL,
+	};
+	const char *const *k;
+	uint32_t i;
+	uint64_t v;
+
+	for (i = 0; i < p->nparams; i++) {
+		const char *val = p->params[i].value;
+
+		for (k = free_keys; *k && strcmp(*k, p->params[i].key); k++)
+			;
+		if (*k || !isdigit((unsigned char)val[0]))
+			continue;
+		/* Queues multiply everything else. */
+		if (uxdp_port_get_u64(p, p->params[i].key, 0, 0,
+				      strcmp(p->params[i].key, "queues") ?
+				      256 : 4, &v))
+			return false;
+	}
+	return true;
+}
+
+/* The check of @str (which parsed, or not: @parse_rc, @parse_msg), and for
+ * the in-process kinds the open it must agree with. */
+static void check_vs_open(const char *str, int parse_rc,
+			  const char *parse_msg, const struct uxdp_port *p)
+{
+	char msg[512];
+	struct uxdp_dev *dev;
+	int rc;
+
+	rc = uxdp_port_check(str);
+	snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
+	if (parse_rc) {
+		FZ_CHECK(rc == parse_rc && !strcmp(msg, parse_msg),
+			 "check %d '%s', the parse said %d '%s'", rc, msg,
+			 parse_rc, parse_msg);
+		return;
+	}
+	if (!uxdp_port_usage(p->kind)) {
+		FZ_CHECK(rc == -ENODEV, "check of kind '%s': %d", p->kind, rc);
+		return;
+	}
+	FZ_CHECK(rc <= 0, "check returned %d", rc);
+	FZ_CHECK(rc ? msg[0] != '\0' : msg[0] == '\0',
+		 "check %d with message '%s'", rc, msg);
+	if (strcmp(p->kind, "null") && strcmp(p->kind, "veth") &&
+	    strcmp(p->kind, "nic"))
+		return;
+	if (!rc && !cheap(p))
+		return;
+	errno = 0;
+	dev = uxdp_dev_open(str, NULL);
+	if (rc) {
+		FZ_CHECK(!dev, "opened '%s', which check refused: %s", str,
+			 msg);
+		FZ_CHECK(errno == -rc && !strcmp(uxdp_errmsg(), msg),
+			 "open: %d '%s', check: %d '%s'", errno,
+			 uxdp_errmsg(), -rc, msg);
+		return;
+	}
+	if (dev) {
+		if (!strcmp(p->kind, "veth"))
+			uxdp_dev_destroy(uxdp_veth_peer(dev));
+		uxdp_dev_destroy(dev);
+		return;
+	}
+	FZ_CHECK(errno == ENOMEM ||
+		 (errno == ENODEV && uxdp_port_get(p, "loop")) ||
+		 (errno == EINVAL && strstr(uxdp_errmsg(),
+					    "too long to make its peer")),
+		 "check passed '%s', open failed: %d '%s'", str, errno,
+		 uxdp_errmsg());
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f = { data, size };
@@ -105,11 +197,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	rc = uxdp_port_parse(str, &p);
 	if (rc) {
+		char msg[512];
+
 		FZ_CHECK(rc == -EINVAL, "parse returned %d", rc);
 		FZ_CHECK(uxdp_errmsg()[0], "no message for a refusal");
+		snprintf(msg, sizeof(msg), "%s", uxdp_errmsg());
+		check_vs_open(str, rc, msg, NULL);
 		free(str);
 		return 0;
 	}
+	check_vs_open(str, 0, NULL, &p);
 	FZ_CHECK(strlen(str) < UXDP_PORT_STR_MAX, "an over-long string parsed");
 	check_port(&p);
 	round_trip(&p);
