@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The bpf layer's own interfaces: what the loader hands the safety pass,
+ * what the safety pass and the fixups hand the engines, and what an engine
+ * run looks like. The public face is include/uxdp/bpf.h.
+ *
+ * The pipeline, one file a step:
+ *
+ *	loader.c	libbpf parses the ELF, BTF and maps (gen_loader: no
+ *			bpf() call); programs by name, maps made here,
+ *			global data; one struct uxdp_bpf_build per program
+ *	check.c		the safety pass: what each instruction reads and
+ *			writes, proven or not, with the reason a refusal names
+ *	fixup.c		the rewrites both engines share (xdp_md loads, map
+ *			and helper references, run-time checks, back-edge
+ *			budget, tail calls): a struct uxdp_bpf_code; nothing
+ *			edits a program after it
+ *	interp.c	the reference engine
+ *	jit_x86_64.c	the JIT; any failure to compile leaves the
+ *			interpreter running
+ *	helpers.c	helpers by id; map.c and map_<family>.c the maps
+ *	insn.c		insn_table.h's expansions: validity, mnemonics,
+ *			the disassembler and the assembler
+ *
+ * Nothing below the bpf layer knows it exists: a loaded program is an
+ * ordinary struct uxdp_prog (src/xdp), its redirects the xdp layer's.
+ */
+#ifndef UXDP_BPF_INTERNAL_H
+#define UXDP_BPF_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/bpf.h>		/* struct bpf_insn, BPF_* field values */
+
+#include <uxdp/buff.h>
+#include <uxdp/xdp.h>
+
+#include "insn_table.h"
+
+/* ---- the ISA: what older UAPI headers lack (cpu v4) ----------------------- */
+
+#define UXDP_BPF_MEMSX		0x80	/* LDX mode: sign-extending load */
+#define UXDP_BPF_MAX_INSNS	(1U << 20)	/* the kernel's limit, too */
+#define UXDP_BPF_STACK		512	/* bytes per frame */
+#define UXDP_BPF_MAX_DEPTH	8	/* call frames, main included */
+#define UXDP_BPF_MAX_TAIL_CALLS	33	/* MAX_TAIL_CALL_CNT */
+
+/* One row of insn_table.h, by opcode byte (insn.c). */
+struct uxdp_bpf_op {
+	const char *mnemonic;	/* NULL: not an opcode */
+	uint8_t group;		/* UXDP_BPF_G_* */
+	uint16_t flags;		/* UXDP_BPF_F_* */
+};
+extern const struct uxdp_bpf_op uxdp_bpf_ops[256];
+
+/*
+ * Whether @insn (and, for lddw, the slot after it) has fields its row
+ * allows: registers 0..10 (dst not 10 where written), the variants off or
+ * imm may pick, the sizes of byte swaps, the unused fields zero. Internal
+ * rows only with @internal. Returns 0, or -EINVAL with @why set to a short
+ * reason ("unknown opcode 0x8d (callx)", "bad register r11").
+ */
+int uxdp_bpf_insn_valid(const struct bpf_insn *insn, size_t left,
+			bool internal, const char **why);
+
+/* The instruction in the conformance suite's spelling ("ldxw %r2,
+ * [%r1+4]"); returns the length snprintf would. */
+int uxdp_bpf_insn_str(const struct bpf_insn *insn, char *buf, size_t len);
+
+/* ---- internal instructions (group INTERNAL), made by fixup.c only -------- */
+
+/*
+ * ldx_ctx: dst = field imm of the XDP context in src (a struct uxdp_buff
+ * pointer): the rewrite of a u32 load from struct xdp_md. One instruction
+ * for one, so no jump moves.
+ */
+#define UXDP_BPF_OP_LDX_CTX	0xf9
+enum uxdp_bpf_ctx_field {
+	UXDP_BPF_CTX_DATA,		/* xdp_md.data: buff->data */
+	UXDP_BPF_CTX_DATA_END,		/* data_end: buff->data_end */
+	UXDP_BPF_CTX_DATA_META,		/* data_meta: buff->data_meta */
+	UXDP_BPF_CTX_INGRESS_IFINDEX,	/* buff->rxq->ifindex */
+	UXDP_BPF_CTX_RX_QUEUE_INDEX,	/* buff->rxq->queue_index */
+	UXDP_BPF_CTX_EGRESS_IFINDEX,	/* the egress device's (0: none) */
+	UXDP_BPF_CTX_NFIELDS,
+};
+
+/* What ldx_ctx loads: the one definition both engines use (the JIT inlines
+ * the first three, calls this for the rest). */
+static inline uint64_t uxdp_bpf_ctx_load(const struct uxdp_buff *b, int field)
+{
+	switch (field) {
+	case UXDP_BPF_CTX_DATA:
+		return (uint64_t)(uintptr_t)b->data;
+	case UXDP_BPF_CTX_DATA_END:
+		return (uint64_t)(uintptr_t)b->data_end;
+	case UXDP_BPF_CTX_DATA_META:
+		return (uint64_t)(uintptr_t)b->data_meta;
+	case UXDP_BPF_CTX_INGRESS_IFINDEX:
+		return b->rxq ? b->rxq->ifindex : 0;
+	case UXDP_BPF_CTX_RX_QUEUE_INDEX:
+		return b->rxq ? b->rxq->queue_index : 0;
+	default:
+		return 0;	/* egress: set for second-stage programs (part 2) */
+	}
+}
+
+/*
+ * check: the access of the next instruction, [dst + off, + size), must lie
+ * in memory of the kind imm names; else the run ends (XDP_ABORTED, the
+ * fault counted with this instruction's index). Inserted by fixup.c before
+ * every access the safety pass could not prove.
+ */
+#define UXDP_BPF_OP_CHECK	0xf6
+#define UXDP_BPF_CHECK_SIZE(imm)	((uint32_t)(imm) & 0xff)
+#define UXDP_BPF_CHECK_KIND(imm)	(((uint32_t)(imm) >> 8) & 0xf)
+#define UXDP_BPF_CHECK_WRITE		(1U << 12)
+#define UXDP_BPF_CHECK_REGION(imm)	((uint32_t)(imm) >> 16)
+#define UXDP_BPF_CHECK_IMM(size, kind, write, region)			\
+	((int32_t)((uint32_t)(size) | (uint32_t)(kind) << 8 |		\
+		   ((write) ? UXDP_BPF_CHECK_WRITE : 0) |		\
+		   (uint32_t)(region) << 16))
+enum uxdp_bpf_mem_kind {
+	UXDP_BPF_MEM_PKT = 1,	/* [data_meta, data_end) of the context now */
+	UXDP_BPF_MEM_STACK,	/* the run's stack, every frame */
+	UXDP_BPF_MEM_REGION,	/* code->regions[CHECK_REGION] */
+	UXDP_BPF_MEM_RAW,	/* a raw run's memory (r1, r2 at entry) */
+	UXDP_BPF_MEM_ANY,	/* any of the above (provenance unknown) */
+};
+
+/* budget: one back edge taken; when the run's budget is spent it ends
+ * (fault BUDGET). Before every backward jump. */
+#define UXDP_BPF_OP_BUDGET	0xe6
+
+/* tail_call: bpf_tail_call(ctx, r2 = prog array, r3 = index). A missing
+ * slot or the 34th tail call of a run falls through (r0 unchanged), as the
+ * kernel's; else the target runs from its start, in this frame, with r1. */
+#define UXDP_BPF_OP_TAIL_CALL	0xf5
+
+/* ---- helpers -------------------------------------------------------------- */
+
+typedef uint64_t (*uxdp_bpf_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3,
+				       uint64_t r4, uint64_t r5);
+
+/* What the safety pass knows of an argument and of the result. */
+enum uxdp_bpf_arg {
+	UXDP_BPF_ARG_NONE,		/* not passed */
+	UXDP_BPF_ARG_ANY,		/* any initialised value */
+	UXDP_BPF_ARG_CTX,		/* the context pointer */
+	UXDP_BPF_ARG_MAP,		/* a map (lddw src 5) */
+	UXDP_BPF_ARG_KEY,		/* key_size readable bytes */
+	UXDP_BPF_ARG_VALUE,		/* value_size readable bytes */
+	UXDP_BPF_ARG_MEM,		/* readable, size in the next argument */
+	UXDP_BPF_ARG_MEM_WR,		/* writable, size in the next argument */
+	UXDP_BPF_ARG_SIZE,		/* the size of the one before */
+};
+enum uxdp_bpf_ret {
+	UXDP_BPF_RET_INT,		/* a scalar */
+	UXDP_BPF_RET_VALUE_OR_NULL,	/* a map value of arg 1's map, or 0 */
+};
+
+#define UXDP_BPF_HELPER_UNWIND	(1U << 0)	/* 0 ends the run (r0 = 0):
+						 * the conformance suite's
+						 * helper 5 */
+
+struct uxdp_bpf_helper {
+	uint32_t id;			/* BPF_FUNC_* */
+	const char *name;		/* "map_lookup_elem" */
+	uxdp_bpf_helper_fn fn;
+	uint8_t args[5];		/* enum uxdp_bpf_arg */
+	uint8_t ret;			/* enum uxdp_bpf_ret */
+	uint32_t flags;			/* UXDP_BPF_HELPER_* */
+};
+
+/* ---- code: what both engines run ----------------------------------------- */
+
+/* Memory a program may reach besides its packet and stack: a map's value
+ * area, a global-data section. */
+struct uxdp_bpf_region {
+	uint8_t *base;
+	uint64_t size;
+	bool rdonly;			/* .rodata, BPF_F_RDONLY_PROG */
+};
+
+enum uxdp_bpf_ctx_kind {
+	UXDP_BPF_CTX_XDP,		/* r1 = struct uxdp_buff * */
+	UXDP_BPF_CTX_RAW,		/* r1 = memory, r2 = its length */
+};
+
+/*
+ * A program after fixups, immutable: the instructions (calls to helpers
+ * have imm = an index into helpers[]; lddw of a map or a value has src 0
+ * and the host address), where each came from, and what they may reach.
+ */
+struct uxdp_bpf_code {
+	const char *name;
+	struct bpf_insn *insns;
+	uint32_t len;
+	uint32_t *orig_idx;		/* index before fixups, per insn */
+	const struct uxdp_bpf_helper **helpers;	/* call imm indexes it */
+	uint32_t nhelpers;
+	struct uxdp_bpf_region *regions;
+	uint32_t nregions;
+	uint32_t stack_size;		/* per frame, <= UXDP_BPF_STACK */
+	enum uxdp_bpf_ctx_kind ctx_kind;
+	uint64_t budget;		/* back edges per run */
+	/* The JIT's, once compiled: an entry a tail call may jump to
+	 * (past the prologue). NULL: interpreted. */
+	void *jit_tail_entry;
+};
+
+/*
+ * A program array, as a tail call sees it (part 2's PROG_ARRAY embeds it):
+ * slots read with acquire, swapped under a grace period. All JIT or all
+ * interpreted, checked when a slot is set.
+ */
+struct uxdp_bpf_prog_array {
+	uint32_t max_entries;
+	const struct uxdp_bpf_code **slots;
+};
+
+/* ---- a run ---------------------------------------------------------------- */
+
+enum uxdp_bpf_fault {
+	UXDP_BPF_FAULT_NONE,
+	UXDP_BPF_FAULT_MEM,		/* a check found the access outside */
+	UXDP_BPF_FAULT_BUDGET,		/* too many back edges */
+	UXDP_BPF_FAULT_DEPTH,		/* calls nested past UXDP_BPF_MAX_DEPTH */
+	UXDP_BPF_FAULT_INSN,		/* an opcode no row has (a bug) */
+};
+
+/*
+ * One run of a program on one thread. The engine entry points fill what
+ * they need; a helper finds its run in uxdp_bpf_cur.
+ */
+struct uxdp_bpf_run {
+	const struct uxdp_bpf_code *code;
+	struct uxdp_buff *ctx;		/* XDP */
+	uint8_t *mem;			/* RAW */
+	uint64_t mem_len;
+	uint8_t *stack_lo, *stack_hi;	/* for MEM_STACK checks */
+	uint64_t budget;		/* back edges left */
+	uint32_t tail_calls;
+	/* On a fault: which, and where (the index after fixups; orig_idx
+	 * gives the one before). */
+	uint32_t fault;			/* enum uxdp_bpf_fault */
+	uint32_t fault_pc;
+};
+
+extern __thread struct uxdp_bpf_run *uxdp_bpf_cur;
+
+/* The interpreter: r0 at exit, or 0 with run->fault set. */
+uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
+			     uint64_t r2);
+
+/* The JIT (x86-64 only: elsewhere compile returns -EOPNOTSUPP). */
+struct uxdp_bpf_jit;
+int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
+			 struct uxdp_bpf_jit **out);
+uint64_t uxdp_bpf_jit_run(const struct uxdp_bpf_jit *jit,
+			  struct uxdp_bpf_run *run, uint64_t r1, uint64_t r2);
+size_t uxdp_bpf_jit_size(const struct uxdp_bpf_jit *jit);
+void uxdp_bpf_jit_free(struct uxdp_bpf_jit *jit);
+
+/* ---- from the loader to the engines: the safety pass and the fixups ------ */
+
+/* A map as the safety pass and the fixups see it (the loader's own
+ * struct holds the rest). */
+struct uxdp_bpf_build_map {
+	const char *name;
+	uint32_t type;			/* BPF_MAP_TYPE_* */
+	uint32_t key_size, value_size, max_entries;
+	void *map;			/* what lddw src 5 becomes */
+	uint8_t *values;		/* array-like: the value area, contiguous */
+	uint64_t values_size;		/* max_entries * value_size (0: none) */
+	bool rdonly;			/* the program may not write values */
+};
+
+struct uxdp_bpf_check_stats {
+	uint32_t accesses;		/* memory accesses in the program */
+	uint32_t proven;		/* proven in bounds: no run-time check */
+	uint32_t checked;		/* a check instruction before each */
+	uint32_t back_edges;		/* budget instructions */
+};
+
+#define UXDP_BPF_BUILD_F_V4	(1U << 0)	/* cpu v4 instructions allowed */
+
+struct uxdp_bpf_build {
+	/* In. */
+	const char *name;		/* program name, for every message */
+	const struct bpf_insn *insns;	/* as libbpf linked them */
+	uint32_t len;
+	enum uxdp_bpf_ctx_kind ctx_kind;
+	const struct uxdp_bpf_build_map *maps;	/* lddw src 5/6 imm indexes */
+	uint32_t nmaps;
+	/* The helpers this program may call: NULL for an id that is not
+	 * one (the refusal names it from uxdp_bpf_helper_name()). */
+	const struct uxdp_bpf_helper *(*helper)(uint32_t id);
+	uint32_t flags;			/* UXDP_BPF_BUILD_F_* */
+	uint64_t budget;		/* 0: the default */
+	/* Out. */
+	struct uxdp_bpf_code *code;
+	struct uxdp_bpf_check_stats stats;
+};
+
+/*
+ * The safety pass, then the fixups: @b->code on success (free it with
+ * uxdp_bpf_code_free()), else -EINVAL (or -ENOMEM, -E2BIG) and
+ * uxdp_errmsg() as "prog NAME: insn N (DISASSEMBLY): REASON".
+ */
+int uxdp_bpf_prepare(struct uxdp_bpf_build *b);
+void uxdp_bpf_code_free(struct uxdp_bpf_code *code);
+
+/* A helper's name by id for messages, known or not ("helper 999"). */
+const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len);
+
+#endif /* UXDP_BPF_INTERNAL_H */
