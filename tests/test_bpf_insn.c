@@ -1222,6 +1222,12 @@ static void test_asm_program(void **state)
 	/* callx: no row, assembled for the validity rules to refuse */
 	assert_int_equal(in[7].code, BPF_JMP | BPF_CALL | BPF_X);
 	assert_int_equal(in[7].dst_reg, 2);
+	{
+		char dis[32];
+
+		uxdp_bpf_insn_str(&in[7], dis, sizeof(dis));
+		assert_string_equal(dis, "call %r2");
+	}
 	assert_int_equal(in[8].code, BPF_JMP32 | BPF_JA);
 	assert_int_equal(in[8].imm, -8);
 	free(in);
@@ -1536,8 +1542,8 @@ static void test_raw_refusals(void **state)
 		  "map[0]): a map reference needs the loader" },
 		{ "budget\nexit", "prog t: insn 0 (budget): opcode 0xe6 is "
 		  "uxdp's own" },
-		{ "call %r2\nexit", "prog t: insn 0 (<bad opcode 0x8d>): "
-		  "callx: out of scope" },
+		{ "call %r2\nexit", "prog t: insn 0 (call %r2): callx: out of "
+		  "scope" },
 		{ "mov %r0, 1\nlsh32 %r0, 33\nexit", NULL },
 	};
 	struct uxdp_bpf_code *code;
