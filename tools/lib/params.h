@@ -81,6 +81,8 @@ bool tparams_given(const struct tparams *p, const char *name);
 /* "PROG: message\n" on stderr: every line a tool says about itself. */
 void tmsg_v(const char *prog, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+void tmsg(const char *prog, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Report bad usage the way tparams_parse() does, and exit 2. */
 void tparams_fail(const struct tparams *p, const char *fmt, ...)
@@ -118,5 +120,14 @@ int tparams_parse_msec(const char *s, uint64_t *ms);
  */
 int tparams_parse_list(const char *s, uint32_t hi, uint32_t *out,
 		       unsigned int max);
+
+/*
+ * Option --@what: a list of CPUs (tparams_parse_list(), "0,2-3") into
+ * @out, at most @max, each one this process may run on; else
+ * tparams_fail() (exit 2). Returns how many.
+ */
+unsigned int tparams_parse_cpus(const struct tparams *p, const char *what,
+				const char *s, uint32_t *out,
+				unsigned int max);
 
 #endif /* UXDP_TOOLS_PARAMS_H */

@@ -17,7 +17,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -356,7 +355,7 @@ struct fwd {
 	unsigned int nports;
 	struct tdev_names names;
 
-	int cpus[MAX_THREADS];
+	uint32_t cpus[MAX_THREADS];
 	unsigned int ncpus;
 	struct uxdp_poll_group *groups[MAX_THREADS];
 	unsigned int ngroups;		/* running */
@@ -478,51 +477,12 @@ static void parse_prog(struct fwd *f)
 /* --cpus 0,2-3: each must be one this process may run on. */
 static void parse_cpus(struct fwd *f)
 {
-	const char *p = f->o.cpus;
-	cpu_set_t allowed;
-
-	if (sched_getaffinity(0, sizeof(allowed), &allowed))
-		CPU_ZERO(&allowed);
-	while (*p) {
-		char *end;
-		unsigned long a, b, c;
-
-		if (*p < '0' || *p > '9')
-			goto bad;
-		a = strtoul(p, &end, 10);
-		b = a;
-		if (*end == '-') {
-			if (end[1] < '0' || end[1] > '9')
-				goto bad;
-			b = strtoul(end + 1, &end, 10);
-		}
-		if (b < a || b >= CPU_SETSIZE)
-			goto bad;
-		for (c = a; c <= b; c++) {
-			if (!CPU_ISSET(c, &allowed))
-				tparams_fail(&params, "--cpus: CPU %lu is not "
-					     "one this process may run on", c);
-			if (f->ncpus == MAX_THREADS)
-				tparams_fail(&params, "--cpus: more than %d "
-					     "CPUs", MAX_THREADS);
-			f->cpus[f->ncpus++] = (int)c;
-		}
-		if (*end == ',' && end[1])
-			end++;
-		else if (*end)
-			goto bad;
-		p = end;
-	}
-	if (!f->ncpus)
-		goto bad;
+	f->ncpus = tparams_parse_cpus(&params, "cpus", f->o.cpus, f->cpus,
+				      MAX_THREADS);
 	if (tparams_given(&params, "threads") && f->o.threads != f->ncpus)
 		tparams_fail(&params, "--threads %u but --cpus lists %u CPU%s",
 			     f->o.threads, f->ncpus, f->ncpus == 1 ? "" : "s");
 	f->o.threads = f->ncpus;
-	return;
-bad:
-	tparams_fail(&params, "--cpus '%s': want a list like 0,2-3 of CPU "
-		     "numbers", f->o.cpus);
 }
 
 /* ---- ports: the options that belong to a port kind ----------------------- */
@@ -849,12 +809,9 @@ static int open_ports(struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 
-		pt->dev = uxdp_dev_open(pt->str, NULL);
-		if (!pt->dev) {
-			warn_msg("port '%s': %s", pt->str, *uxdp_errmsg() ?
-				 uxdp_errmsg() : strerror(errno));
+		pt->dev = tports_open(PROG_NAME, "", pt->str, NULL);
+		if (!pt->dev)
 			return -1;
-		}
 		pt->nrxq = uxdp_dev_num_rxq(pt->dev);
 		if (!strcmp(uxdp_dev_kind(pt->dev), "veth"))
 			pt->veth_peer = uxdp_veth_peer(pt->dev);
@@ -894,7 +851,6 @@ static int open_ports(struct fwd *f)
 static int setup_progs(struct fwd *f)
 {
 	unsigned int i;
-	uint32_t q;
 
 	if (f->prog_id == PROG_FILE) {
 		f->user = uxdp_prog_load(f->prog_file, f->prog_name,
@@ -926,21 +882,11 @@ static int setup_progs(struct fwd *f)
 			uxdp_dev_set_bulk(other->dev, f->o.bulk);
 
 		if (f->prog_id == PROG_COUNT) {
-			/* calloc() would not keep the cache-line alignment. */
-			if (posix_memalign((void **)&pt->counts,
-					   UXDP_CACHE_LINE,
-					   pt->nrxq * sizeof(*pt->counts))) {
-				pt->counts = NULL;
-				warn_msg("out of memory");
-				return -1;
-			}
-			memset(pt->counts, 0, pt->nrxq * sizeof(*pt->counts));
 			/* Per queue: each counter has one writer. */
-			for (q = 0; q < pt->nrxq; q++)
-				if (tports_attach(PROG_NAME, pt->dev, q,
-						  "count", prog_count,
-						  &pt->counts[q]))
-					return -1;
+			if (tports_attach_each(PROG_NAME, pt->dev, "count",
+					       prog_count, sizeof(*pt->counts),
+					       (void **)&pt->counts))
+				return -1;
 		} else if (f->prog_id == PROG_FILE) {
 			if (tports_attach(PROG_NAME, pt->dev,
 					  UXDP_ALL_QUEUES, f->prog_name,
@@ -977,19 +923,10 @@ static int setup_groups(struct fwd *f)
 		f->ngroups = npairs;
 	}
 	for (g = 0; g < f->ngroups; g++) {
-		UXDP_DECLARE_OPTS(uxdp_poll_group_opts, go,
-				  .budget = (int)f->o.budget);
-
-		if (f->ncpus) {
-			go.flags = UXDP_THREAD_F_PIN;
-			go.cpu = f->cpus[g];
-		}
-		f->groups[g] = uxdp_poll_group_create(&go);
-		if (!f->groups[g]) {
-			warn_msg("poll group: %s", *uxdp_errmsg() ?
-				 uxdp_errmsg() : strerror(errno));
+		f->groups[g] = tports_group_new(PROG_NAME, f->o.budget,
+						f->ncpus ? (int)f->cpus[g] : -1);
+		if (!f->groups[g])
 			return -1;
-		}
 	}
 	/*
 	 * Queue-major, round-robin: with two ports and two threads, each
@@ -1033,19 +970,12 @@ static int setup_groups(struct fwd *f)
 static int setup(struct fwd *f)
 {
 	unsigned int i;
-	int err;
 
 	if (open_ports(f) || setup_progs(f))
 		return -1;
-	for (i = 0; i < f->nports; i++) {
-		err = uxdp_dev_up(f->ports[i].dev);
-		if (err) {
-			warn_msg("%s: up: %s", uxdp_dev_name(f->ports[i].dev),
-				 *uxdp_errmsg() ? uxdp_errmsg() :
-				 strerror(-err));
+	for (i = 0; i < f->nports; i++)
+		if (tports_up(PROG_NAME, f->ports[i].dev))
 			return -1;
-		}
-	}
 	/* Said once every port is up: a failed start says only what
 	 * failed. */
 	for (i = 0; i < f->nports; i++)

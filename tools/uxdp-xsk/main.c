@@ -367,29 +367,6 @@ static void more_help(FILE *f)
 
 /* ---- parsing what the table cannot check --------------------------------- */
 
-/* @what: a list of CPUs, each one this process may run on. */
-static unsigned int parse_cpu_list(const char *what, const char *s,
-				   uint32_t *out)
-{
-	cpu_set_t allowed;
-	int n, i;
-
-	n = tparams_parse_list(s, CPU_SETSIZE - 1, out, MAX_SOCKS);
-	if (n == -E2BIG)
-		tparams_fail(&params, "--%s: more than %d CPUs", what,
-			     MAX_SOCKS);
-	if (n < 0)
-		tparams_fail(&params, "--%s '%s': want a list like 0,2-3 of "
-			     "CPU numbers", what, s);
-	if (sched_getaffinity(0, sizeof(allowed), &allowed))
-		CPU_ZERO(&allowed);
-	for (i = 0; i < n; i++)
-		if (!CPU_ISSET(out[i], &allowed))
-			tparams_fail(&params, "--%s: CPU %u is not one this "
-				     "process may run on", what, out[i]);
-	return (unsigned int)n;
-}
-
 static void parse_queues(struct xsk_tool *t)
 {
 	const char *s = t->o.queue ? t->o.queue : "0";
@@ -468,7 +445,8 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 			(o->no_need_wakeup ? 0 : UXDP_XSK_F_NEED_WAKEUP);
 	parse_queues(t);
 	if (o->cpus) {
-		t->ncpus = parse_cpu_list("cpus", o->cpus, t->cpus);
+		t->ncpus = tparams_parse_cpus(&params, "cpus", o->cpus,
+					      t->cpus, MAX_SOCKS);
 		if (t->ncpus != t->nsocks)
 			tparams_fail(&params, "--cpus lists %u CPU%s for %u "
 				     "queue%s: one per queue", t->ncpus,
@@ -476,8 +454,9 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 				     t->nsocks == 1 ? "" : "s");
 	}
 	if (o->app_cpus) {
-		t->napp_cpus = parse_cpu_list("app-cpus", o->app_cpus,
-					      t->app_cpus);
+		t->napp_cpus = tparams_parse_cpus(&params, "app-cpus",
+						  o->app_cpus, t->app_cpus,
+						  MAX_SOCKS);
 		if (t->napp_cpus != t->nsocks)
 			tparams_fail(&params, "--app-cpus lists %u CPU%s for "
 				     "%u queue%s: one per queue", t->napp_cpus,
@@ -517,12 +496,8 @@ static int open_port(struct port *pt, const char *spec, const char *name,
 		     const char *what)
 {
 	pt->spec = spec;
-	pt->dev = uxdp_dev_open(spec, name);
-	if (!pt->dev) {
-		warn_msg("%sport '%s': %s", what, spec, tports_why(errno));
-		return -1;
-	}
-	return 0;
+	pt->dev = tports_open(PROG_NAME, what, spec, name);
+	return pt->dev ? 0 : -1;
 }
 
 /* Which ifindexes hold a device now. */
@@ -651,25 +626,16 @@ static int setup_sockets(struct xsk_tool *t)
 
 static int setup_peer(struct xsk_tool *t)
 {
-	uint32_t q;
 	unsigned int i;
 
 	if (!t->peer.dev)
 		return 0;
 	t->peer_nrxq = uxdp_dev_num_rxq(t->peer.dev);
-	/* calloc() would not keep the cache-line alignment. */
-	if (posix_memalign((void **)&t->peer_counts, UXDP_CACHE_LINE,
-			   t->peer_nrxq * sizeof(*t->peer_counts))) {
-		t->peer_counts = NULL;
-		warn_msg("out of memory");
-		return -1;
-	}
-	memset(t->peer_counts, 0, t->peer_nrxq * sizeof(*t->peer_counts));
 	/* Per queue: each counter has one writer. */
-	for (q = 0; q < t->peer_nrxq; q++)
-		if (tports_attach(PROG_NAME, t->peer.dev, q, "peer",
-				  prog_peer, &t->peer_counts[q]))
-			return -1;
+	if (tports_attach_each(PROG_NAME, t->peer.dev, "peer", prog_peer,
+			       sizeof(*t->peer_counts),
+			       (void **)&t->peer_counts))
+		return -1;
 	if (!t->nfeeds)
 		return 0;
 	t->feedmap = uxdp_map_create(1);
@@ -686,33 +652,16 @@ static int setup_peer(struct xsk_tool *t)
 	return 0;
 }
 
-static int dev_up(struct uxdp_dev *dev)
-{
-	int err = dev ? uxdp_dev_up(dev) : 0;
-
-	if (err)
-		warn_msg("%s: up: %s", uxdp_dev_name(dev), tports_why(err));
-	return err ? -1 : 0;
-}
-
 static struct uxdp_poll_group *group_start(const struct xsk_tool *t,
 					   struct uxdp_dev *dev, uint32_t q,
 					   int cpu)
 {
-	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, go,
-			  .budget = (int)t->o.budget);
 	struct uxdp_poll_group *g;
 	int err;
 
-	if (cpu >= 0) {
-		go.flags = UXDP_THREAD_F_PIN;
-		go.cpu = cpu;
-	}
-	g = uxdp_poll_group_create(&go);
-	if (!g) {
-		warn_msg("poll group: %s", tports_why(errno));
+	g = tports_group_new(PROG_NAME, t->o.budget, cpu);
+	if (!g)
 		return NULL;
-	}
 	err = uxdp_poll_group_add(g, dev, q);
 	if (!err)
 		err = uxdp_poll_group_start(g);
@@ -773,10 +722,11 @@ static int setup(struct xsk_tool *t)
 	}
 	if (open_ports(t) || setup_sockets(t) || setup_peer(t))
 		return -1;
-	if (dev_up(t->port.dev) || dev_up(t->peer.dev))
+	if (tports_up(PROG_NAME, t->port.dev) ||
+	    tports_up(PROG_NAME, t->peer.dev))
 		return -1;
 	for (i = 0; i < t->nfeeds; i++)
-		if (dev_up(t->feeds[i].dev))
+		if (tports_up(PROG_NAME, t->feeds[i].dev))
 			return -1;
 	for (i = 0; i < t->nsocks; i++) {
 		struct sock *s = &t->socks[i];
