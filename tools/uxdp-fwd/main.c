@@ -34,6 +34,7 @@
 #include "ports.h"
 #include "signals.h"
 #include "stats.h"
+#include "xskstats.h"
 
 #define PROG_NAME	"uxdp-fwd"
 #define MAX_PORTS	2
@@ -250,45 +251,35 @@ static const struct {
 
 /*
  * The kernel's counters of an afxdp port: XDP_STATISTICS of its AF_XDP
- * sockets, summed over its queues, and the driver program's count of
- * packets it passed to the stack because their queue had no socket.
+ * sockets, summed over its queues (xskstats.h), and the driver program's
+ * count of packets it passed to the stack because their queue had no
+ * socket: counter k of the output is socket counter k, then no_socket.
  */
-enum kstat {
-	KS_RX_DROPPED,
-	KS_RX_INVALID_DESCS,
-	KS_TX_INVALID_DESCS,
-	KS_RX_RING_FULL,
-	KS_RX_FILL_RING_EMPTY_DESCS,
-	KS_TX_RING_EMPTY_DESCS,
-	KS_NO_SOCKET,
-	KS_N
-};
-
-/*
- * loss: a packet or a descriptor lost, or a packet that went elsewhere;
- * the others are news, not trouble (tx_ring_empty_descs counts every
- * wakeup that found the TX ring drained, in copy mode most of them).
- */
-static const struct {
-	const char *name;
-	size_t off;		/* in struct uxdp_afxdp_queue_stats */
-	bool loss;
-} kstats[KS_N] = {
-#define KSTAT(i, f, l) \
-	[i] = { #f, offsetof(struct uxdp_afxdp_queue_stats, f), l }
-	KSTAT(KS_RX_DROPPED, rx_dropped, true),
-	KSTAT(KS_RX_INVALID_DESCS, rx_invalid_descs, true),
-	KSTAT(KS_TX_INVALID_DESCS, tx_invalid_descs, true),
-	KSTAT(KS_RX_RING_FULL, rx_ring_full, true),
-	KSTAT(KS_RX_FILL_RING_EMPTY_DESCS, rx_fill_ring_empty_descs, true),
-	KSTAT(KS_TX_RING_EMPTY_DESCS, tx_ring_empty_descs, false),
-	KSTAT(KS_NO_SOCKET, no_socket, true),
-#undef KSTAT
-};
-
 struct kcounters {
-	uint64_t v[KS_N];
+	struct uxdp_xsk_stats x;
+	uint64_t no_socket;
 };
+
+#define KS_N	(TXSK_NSTATS + 1)
+/* Subtracted as words (tstats_words_sub). */
+_Static_assert(sizeof(struct kcounters) == KS_N * sizeof(uint64_t),
+	       "struct kcounters is not all 64-bit counters");
+
+static const char *kstat_name(unsigned int k)
+{
+	return k < TXSK_NSTATS ? txsk_fields[k].name : "no_socket";
+}
+
+/* A packet or a descriptor lost, or a packet that went elsewhere. */
+static bool kstat_loss(unsigned int k)
+{
+	return k < TXSK_NSTATS ? txsk_fields[k].loss : true;
+}
+
+static uint64_t kstat_value(const struct kcounters *kc, unsigned int k)
+{
+	return k < TXSK_NSTATS ? txsk_stat(&kc->x, k) : kc->no_socket;
+}
 
 struct port {
 	const char *spec;		/* as given */
@@ -696,15 +687,6 @@ static int setup_signals(struct fwd *f)
 
 /* ---- afxdp ports: what the kernel gave ----------------------------------- */
 
-static uint64_t kstat_value(const struct uxdp_afxdp_queue_stats *st,
-			    unsigned int k)
-{
-	uint64_t v;
-
-	memcpy(&v, (const char *)st + kstats[k].off, sizeof(v));
-	return v;
-}
-
 /*
  * The kernel's counters of afxdp port @pt, summed over its queues, into
  * @kc; each queue's into @perq too, if given (room for pt->nxq). Works up
@@ -715,16 +697,15 @@ static int afxdp_counters_read(const struct port *pt, struct kcounters *kc,
 {
 	struct uxdp_afxdp_queue_stats st;
 	struct uxdp_afxdp_info in;
-	unsigned int k;
+	struct uxdp_xsk_stats x;
 	uint32_t q;
 
 	memset(kc, 0, sizeof(*kc));
 	for (q = 0; q < pt->nxq; q++) {
 		if (uxdp_afxdp_queue_stats(pt->dev, q, &st))
 			return -1;
-		for (k = 0; k < KS_N; k++)
-			if (k != KS_NO_SOCKET)
-				kc->v[k] += kstat_value(&st, k);
+		txsk_from_afxdp(&st, &x);
+		tstats_words_add(&kc->x, &x, TXSK_NSTATS);
 		if (perq)
 			perq[q] = st;
 	}
@@ -733,7 +714,7 @@ static int afxdp_counters_read(const struct port *pt, struct kcounters *kc,
 	 * instead of to uxdp (a queue's own count is in perq). */
 	if (uxdp_afxdp_info(pt->dev, &in))
 		return -1;
-	kc->v[KS_NO_SOCKET] = in.no_socket;
+	kc->no_socket = in.no_socket;
 	return 0;
 }
 
@@ -1103,14 +1084,13 @@ static void print_kernel_text(const struct fwd *f, const struct kcounters *kc,
 	char v[32], item[80];
 
 	for (k = 0; k < KS_N; k++) {
+		uint64_t val = kstat_value(kc, k);
 		int n;
 
-		if (ns && (!kc->v[k] || (!kstats[k].loss && !f->o.verbose)))
+		if (ns && (!val || (!kstat_loss(k) && !f->o.verbose)))
 			continue;
-		n = snprintf(item, sizeof(item), " %s %s%s", kstats[k].name,
-			     ns ? tstats_fmt_rate(v, sizeof(v), kc->v[k], ns) :
-			     tstats_fmt_count(v, sizeof(v), kc->v[k]),
-			     ns ? "/s" : "");
+		n = snprintf(item, sizeof(item), " %s %s%s", kstat_name(k),
+			     tstats_fmt(v, sizeof(v), val, ns), ns ? "/s" : "");
 		if (n < 0)
 			continue;
 		if (shown && col + (unsigned int)n + 1 > 79) {
@@ -1132,13 +1112,9 @@ static void print_kernel_text(const struct fwd *f, const struct kcounters *kc,
 /* "kernel":{"rx_dropped":N,...} */
 static void print_kernel_json(const struct kcounters *kc)
 {
-	unsigned int k;
-
 	printf("\"kernel\":{");
-	for (k = 0; k < KS_N; k++)
-		printf("%s\"%s\":%llu", k ? "," : "", kstats[k].name,
-		       (unsigned long long)kc->v[k]);
-	printf("}");
+	txsk_json(stdout, "", &kc->x);
+	printf(",\"no_socket\":%llu}", (unsigned long long)kc->no_socket);
 }
 
 /* The totals' "afxdp" member: what the driver obtained once up, the
@@ -1146,7 +1122,6 @@ static void print_kernel_json(const struct kcounters *kc)
 static void print_afxdp_json(const struct port *pt)
 {
 	const struct uxdp_afxdp_info *in = &pt->xinfo;
-	unsigned int k;
 	uint32_t q;
 
 	printf(",\"afxdp\":{");
@@ -1179,13 +1154,14 @@ static void print_afxdp_json(const struct port *pt)
 		print_kernel_json(&pt->ktotal);
 		printf(",\"per_queue\":[");
 		for (q = 0; q < pt->nxq; q++) {
+			struct uxdp_xsk_stats x;
+
+			txsk_from_afxdp(&pt->xq[q], &x);
 			printf("%s{\"queue\":%u", q ? "," : "",
 			       pt->xq[q].queue);
-			for (k = 0; k < KS_N; k++)
-				printf(",\"%s\":%llu", kstats[k].name,
-				       (unsigned long long)
-				       kstat_value(&pt->xq[q], k));
-			printf("}");
+			txsk_json(stdout, ",", &x);
+			printf(",\"no_socket\":%llu}",
+			       (unsigned long long)pt->xq[q].no_socket);
 		}
 		printf("]");
 	}
@@ -1252,15 +1228,13 @@ static void print_interval(struct fwd *f, uint64_t now)
 
 		struct kcounters now_k, dk;
 		bool k_ok = false;
-		unsigned int k;
 
 		if (tdev_counters_read(pt->dev, &now_c))
 			continue;	/* bad queue: cannot happen here */
 		tdev_counters_sub(&now_c, &pt->last, &d);
 		pt->last = now_c;
 		if (pt->afxdp && !afxdp_counters_read(pt, &now_k, NULL)) {
-			for (k = 0; k < KS_N; k++)
-				dk.v[k] = now_k.v[k] - pt->klast.v[k];
+			tstats_words_sub(&dk, &now_k, &pt->klast, KS_N);
 			pt->klast = now_k;
 			k_ok = true;
 		}
@@ -1393,8 +1367,8 @@ static void print_totals(struct fwd *f, uint64_t ns)
 		/* What the kernel dropped before uxdp could receive it: no
 		 * fill buffer (rx_dropped) or a full RX ring. */
 		if (pt->ktotal_ok)
-			kdrop += pt->ktotal.v[KS_RX_DROPPED] +
-				 pt->ktotal.v[KS_RX_RING_FULL];
+			kdrop += pt->ktotal.x.rx_dropped +
+				 pt->ktotal.x.rx_ring_full;
 	}
 	lost += kdrop;
 	if (!f->o.json) {

@@ -43,6 +43,7 @@
 #include "signals.h"
 #include "stats.h"
 #include "xsk_app.h"
+#include "xskstats.h"
 
 #define PROG_NAME	"uxdp-xsk"
 /* Sockets: each has an application and a poll thread, and a feed's;
@@ -778,58 +779,6 @@ static int setup(struct xsk_tool *t)
 
 /* ---- output -------------------------------------------------------------- */
 
-static const struct {
-	const char *name;
-	size_t off;
-} xsk_fields[] = {
-#define XF(f) { #f, offsetof(struct uxdp_xsk_stats, f) }
-	XF(rx_dropped),
-	XF(rx_invalid_descs),
-	XF(tx_invalid_descs),
-	XF(rx_ring_full),
-	XF(rx_fill_ring_empty_descs),
-	XF(tx_ring_empty_descs),
-#undef XF
-};
-
-#define NXSK	(sizeof(xsk_fields) / sizeof(xsk_fields[0]))
-
-static uint64_t xsk_field(const struct uxdp_xsk_stats *st, unsigned int i)
-{
-	uint64_t v;
-
-	memcpy(&v, (const char *)st + xsk_fields[i].off, sizeof(v));
-	return v;
-}
-
-static void xsk_stats_sub(const struct uxdp_xsk_stats *a,
-			  const struct uxdp_xsk_stats *b,
-			  struct uxdp_xsk_stats *d)
-{
-	unsigned int i;
-
-	for (i = 0; i < NXSK; i++) {
-		uint64_t x = xsk_field(a, i), y = xsk_field(b, i);
-		uint64_t v = x >= y ? x - y : 0;
-
-		memcpy((char *)d + xsk_fields[i].off, &v, sizeof(v));
-	}
-}
-
-static void app_stats_sub(const struct xsk_app_stats *a,
-			  const struct xsk_app_stats *b,
-			  struct xsk_app_stats *d)
-{
-	unsigned int i;
-
-	for (i = 0; i < XSK_APP_NSTATS; i++) {
-		uint64_t x = xsk_app_stat(a, i), y = xsk_app_stat(b, i);
-		uint64_t v = x >= y ? x - y : 0;
-
-		memcpy((uint64_t *)d + i, &v, sizeof(v));
-	}
-}
-
 static const char *bind_name(const struct sock *s)
 {
 	return s->zc ? "zero-copy" : "copy";
@@ -874,9 +823,9 @@ static void print_extra_text(const struct uxdp_xsk_stats *x,
 	char a[32];
 	unsigned int i;
 
-	for (i = 0; i < NXSK; i++)
-		printf("  xsk.%-24s %15s%s\n", xsk_fields[i].name,
-		       FMT(a, xsk_field(x, i), ns), unit);
+	for (i = 0; i < TXSK_NSTATS; i++)
+		printf("  xsk.%-24s %15s%s\n", txsk_fields[i].name,
+		       FMT(a, txsk_stat(x, i), ns), unit);
 	for (i = 0; i < XSK_APP_NSTATS; i++)
 		printf("  app.%-24s %15s%s\n", xsk_app_stat_names[i],
 		       FMT(a, xsk_app_stat(ap, i), ns), unit);
@@ -914,12 +863,8 @@ static void print_dev_text(const struct xsk_tool *t, const char *role,
 
 static void json_xsk(const struct uxdp_xsk_stats *x)
 {
-	unsigned int i;
-
 	printf("\"xsk\":{");
-	for (i = 0; i < NXSK; i++)
-		printf("%s\"%s\":%llu", i ? "," : "", xsk_fields[i].name,
-		       (unsigned long long)xsk_field(x, i));
+	txsk_json(stdout, "", x);
 	printf("}");
 }
 
@@ -1005,8 +950,8 @@ static void print_interval(struct xsk_tool *t, uint64_t now)
 
 		xsk_app_stats_read(&s->app, &ap);
 		uxdp_xsk_stats(s->app.xsk, &x);
-		app_stats_sub(&ap, &s->last, &dap);
-		xsk_stats_sub(&x, &s->xlast, &dx);
+		tstats_words_sub(&dap, &ap, &s->last, XSK_APP_NSTATS);
+		tstats_words_sub(&dx, &x, &s->xlast, TXSK_NSTATS);
 		s->last = ap;
 		s->xlast = x;
 		rx += dap.rx_packets;
