@@ -32,6 +32,7 @@
 #include "link.h"
 #include "params.h"
 #include "ports.h"
+#include "report.h"
 #include "signals.h"
 #include "stats.h"
 #include "xskstats.h"
@@ -46,6 +47,8 @@
 /* The ports' links are asked at every link event, and this often in any
  * case (a netlink message the kernel could not queue is a change missed). */
 #define LINK_CHECK_MS	500
+/* The -v lines' name column: "  rx.packets      1,000". */
+#define NAME_COLS	23
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -282,10 +285,11 @@ static uint64_t kstat_value(const struct kcounters *kc, unsigned int k)
 }
 
 struct port {
-	const char *spec;		/* as given */
-	char str[UXDP_PORT_STR_MAX];	/* with the options applied */
+	/* spec as given, str with the options applied; its counters at the
+	 * previous tick and at the end, pool counters and audit. */
+	struct tport tp;
+	char str[UXDP_PORT_STR_MAX];
 	char kind[UXDP_PORT_KIND_MAX];
-	struct uxdp_dev *dev;
 	/* Opening a veth port makes the pair: the other end is ours to
 	 * destroy too (unless it is the other port). */
 	struct uxdp_dev *veth_peer;
@@ -294,12 +298,6 @@ struct port {
 	struct qcount *counts;		/* --prog count: one per RX queue */
 	uint32_t nrxq;
 
-	/* Output: the counters at the previous tick, and at the end. */
-	struct tdev_counters last;
-	struct tdev_counters total;
-	struct tstat_set pool;		/* pool counters at the end */
-	struct uxdp_dev_audit audit;
-	int audit_err;
 	/* A pcap port with a file to replay: the tool stops when every
 	 * such port is done (uxdp_pcap_done). */
 	bool replay;
@@ -516,7 +514,7 @@ static void edit_append(struct port *pt, struct port_edit *e,
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(e->tail) - len)
 		tparams_fail(&params, "port '%s': too long with the options' "
-			     "parameters added", pt->spec);
+			     "parameters added", pt->tp.spec);
 }
 
 static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
@@ -528,14 +526,14 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	bool afxdp, veth;
 	int n;
 
-	tports_check(&params, "", pt->spec);
-	uxdp_port_parse(pt->spec, &parsed);	/* checked: it parses */
+	tports_check(&params, "", pt->tp.spec);
+	uxdp_port_parse(pt->tp.spec, &parsed);	/* checked: it parses */
 	snprintf(pt->kind, sizeof(pt->kind), "%s", parsed.kind);
 	afxdp = !strcmp(parsed.kind, "afxdp");
 	veth = !strcmp(parsed.kind, "veth");
 
 	/* What follows KIND:ARG in the string given: the port's params. */
-	rest = pt->spec + strlen(parsed.kind) + 1 + strlen(parsed.arg);
+	rest = pt->tp.spec + strlen(parsed.kind) + 1 + strlen(parsed.arg);
 	snprintf(e.head, sizeof(e.head), "%s:%s", parsed.kind, parsed.arg);
 	snprintf(e.tail, sizeof(e.tail), "%s", rest);
 
@@ -543,7 +541,7 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 		if (afxdp && strchr(parsed.arg, '@')) {
 			applies[PO_QUEUES] = true;
 			note(f, "port %s names its queues; --queues left out "
-			     "for it", pt->spec);
+			     "for it", pt->tp.spec);
 		} else if (afxdp) {
 			size_t len = strlen(e.head);
 
@@ -556,30 +554,30 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 					     "@0-%u", o->queues - 1);
 			if (n < 0 || (size_t)n >= sizeof(e.head) - len)
 				tparams_fail(&params, "port '%s': too long",
-					     pt->spec);
+					     pt->tp.spec);
 		} else if (veth) {
 			applies[PO_QUEUES] = true;
 			if (uxdp_port_get(&parsed, "queues"))
 				note(f, "port %s sets queues itself; --queues "
-				     "left out for it", pt->spec);
+				     "left out for it", pt->tp.spec);
 			else
 				edit_append(pt, &e, ",queues=%u", o->queues);
 		} else {
 			note(f, "--queues does not apply to %s port %s",
-			     parsed.kind, pt->spec);
+			     parsed.kind, pt->tp.spec);
 		}
 	}
 	if (o->copy || o->zero_copy) {
 		if (!afxdp) {
 			note(f, "--%s does not apply to %s port %s",
 			     o->copy ? "copy" : "zero-copy", parsed.kind,
-			     pt->spec);
+			     pt->tp.spec);
 		} else {
 			applies[PO_COPY] = true;
 			if (uxdp_port_get(&parsed, "copy") ||
 			    uxdp_port_get(&parsed, "zerocopy"))
 				note(f, "port %s chooses copy or zero-copy "
-				     "itself; --%s left out for it", pt->spec,
+				     "itself; --%s left out for it", pt->tp.spec,
 				     o->copy ? "copy" : "zero-copy");
 			else
 				edit_append(pt, &e, ",%s",
@@ -589,7 +587,7 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	if (o->batch) {
 		if (!afxdp) {
 			note(f, "--batch does not apply to %s port %s",
-			     parsed.kind, pt->spec);
+			     parsed.kind, pt->tp.spec);
 		} else {
 			applies[PO_BATCH] = true;
 			if (!uxdp_port_get(&parsed, "rx_size"))
@@ -601,12 +599,12 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	if (o->busy_poll) {
 		if (!afxdp) {
 			note(f, "--busy-poll does not apply to %s port %s",
-			     parsed.kind, pt->spec);
+			     parsed.kind, pt->tp.spec);
 		} else {
 			applies[PO_BUSY_POLL] = true;
 			if (uxdp_port_get(&parsed, "busy_poll"))
 				note(f, "port %s sets busy_poll itself; "
-				     "--busy-poll left out for it", pt->spec);
+				     "--busy-poll left out for it", pt->tp.spec);
 			else
 				edit_append(pt, &e, ",busy_poll=%u",
 					    o->busy_poll);
@@ -615,9 +613,9 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	n = snprintf(pt->str, sizeof(pt->str), "%s%s", e.head, e.tail);
 	if (n < 0 || (size_t)n >= sizeof(pt->str))
 		tparams_fail(&params, "port '%s': too long with the options' "
-			     "parameters added", pt->spec);
+			     "parameters added", pt->tp.spec);
 	/* What the options added is checked as the open will see it. */
-	if (strcmp(pt->str, pt->spec))
+	if (strcmp(pt->str, pt->tp.spec))
 		tports_check(&params, "", pt->str);
 }
 
@@ -640,7 +638,8 @@ static void parse_ports(struct fwd *f, int argc, char **argv, int first)
 	wanted[PO_BATCH] = f->o.batch;
 	wanted[PO_BUSY_POLL] = f->o.busy_poll;
 	for (i = 0; i < f->nports; i++) {
-		f->ports[i].spec = argv[first + i];
+		f->ports[i].tp.spec = argv[first + i];
+		f->ports[i].tp.str = f->ports[i].str;
 		port_prepare(f, &f->ports[i], applies);
 	}
 	for (i = 0; i < PO_N; i++) {
@@ -702,7 +701,7 @@ static int afxdp_counters_read(const struct port *pt, struct kcounters *kc,
 
 	memset(kc, 0, sizeof(*kc));
 	for (q = 0; q < pt->nxq; q++) {
-		if (uxdp_afxdp_queue_stats(pt->dev, q, &st))
+		if (uxdp_afxdp_queue_stats(pt->tp.dev, q, &st))
 			return -1;
 		txsk_from_afxdp(&st, &x);
 		tstats_words_add(&kc->x, &x, TXSK_NSTATS);
@@ -712,7 +711,7 @@ static int afxdp_counters_read(const struct port *pt, struct kcounters *kc,
 	/* Per port, no_socket counts every queue of the interface, the
 	 * ones not bound too: that is where packets went to the stack
 	 * instead of to uxdp (a queue's own count is in perq). */
-	if (uxdp_afxdp_info(pt->dev, &in))
+	if (uxdp_afxdp_info(pt->tp.dev, &in))
 		return -1;
 	kc->no_socket = in.no_socket;
 	return 0;
@@ -728,9 +727,9 @@ static int afxdp_counters_read(const struct port *pt, struct kcounters *kc,
 static void afxdp_report_up(const struct fwd *f, struct port *pt)
 {
 	const struct uxdp_afxdp_info *in = &pt->xinfo;
-	const char *name = uxdp_dev_name(pt->dev);
+	const char *name = uxdp_dev_name(pt->tp.dev);
 
-	if (uxdp_afxdp_info(pt->dev, &pt->xinfo)) {
+	if (uxdp_afxdp_info(pt->tp.dev, &pt->xinfo)) {
 		warn_msg("%s: what the kernel gave cannot be read: %s", name,
 			 uxdp_errmsg());
 		return;
@@ -769,7 +768,7 @@ static void afxdp_dump(struct port *pt)
 
 	if (!m)
 		return;
-	if (uxdp_afxdp_print(pt->dev, m, 0)) {
+	if (uxdp_afxdp_print(pt->tp.dev, m, 0)) {
 		fclose(m);
 		free(pt->xdump);
 		pt->xdump = NULL;
@@ -790,30 +789,30 @@ static int open_ports(struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 
-		pt->dev = tports_open(PROG_NAME, "", pt->str, NULL);
-		if (!pt->dev)
+		pt->tp.dev = tports_open(PROG_NAME, "", pt->str, NULL);
+		if (!pt->tp.dev)
 			return -1;
-		pt->nrxq = uxdp_dev_num_rxq(pt->dev);
-		if (!strcmp(uxdp_dev_kind(pt->dev), "veth"))
-			pt->veth_peer = uxdp_veth_peer(pt->dev);
+		pt->nrxq = uxdp_dev_num_rxq(pt->tp.dev);
+		if (!strcmp(uxdp_dev_kind(pt->tp.dev), "veth"))
+			pt->veth_peer = uxdp_veth_peer(pt->tp.dev);
 		/* A pcap port with nothing to replay is done from the
 		 * start (capture only). */
-		pt->replay = !strcmp(uxdp_dev_kind(pt->dev), "pcap") &&
-			     !uxdp_pcap_done(pt->dev);
-		pt->afxdp = !strcmp(uxdp_dev_kind(pt->dev), "afxdp");
+		pt->replay = !strcmp(uxdp_dev_kind(pt->tp.dev), "pcap") &&
+			     !uxdp_pcap_done(pt->tp.dev);
+		pt->afxdp = !strcmp(uxdp_dev_kind(pt->tp.dev), "afxdp");
 		if (pt->afxdp)
 			pt->nxq = pt->nrxq < UXDP_AFXDP_MAX_QUEUES ?
 				  pt->nrxq : UXDP_AFXDP_MAX_QUEUES;
 		note(f, "port %s: device %s (%s), %u RX / %u TX queues",
-		     pt->str, uxdp_dev_name(pt->dev), uxdp_dev_kind(pt->dev),
-		     pt->nrxq, uxdp_dev_num_txq(pt->dev));
+		     pt->str, uxdp_dev_name(pt->tp.dev), uxdp_dev_kind(pt->tp.dev),
+		     pt->nrxq, uxdp_dev_num_txq(pt->tp.dev));
 	}
-	if (f->nports == 2 && f->ports[0].dev == f->ports[1].dev) {
+	if (f->nports == 2 && f->ports[0].tp.dev == f->ports[1].tp.dev) {
 		warn_msg("ports '%s' and '%s' are the same device, %s",
-			 f->ports[0].spec, f->ports[1].spec,
-			 uxdp_dev_name(f->ports[0].dev));
+			 f->ports[0].tp.spec, f->ports[1].tp.spec,
+			 uxdp_dev_name(f->ports[0].tp.dev));
 		/* Destroyed once, at teardown, with its peer. */
-		f->ports[1].dev = NULL;
+		f->ports[1].tp.dev = NULL;
 		f->ports[1].veth_peer = NULL;
 		return -1;
 	}
@@ -823,10 +822,10 @@ static int open_ports(struct fwd *f)
 
 		/* "veth:a,peer=b veth:b": b is both a's peer and a port. */
 		for (j = 0; j < f->nports; j++)
-			if (pt->veth_peer == f->ports[j].dev)
+			if (pt->veth_peer == f->ports[j].tp.dev)
 				pt->veth_peer = NULL;
 	}
-	return tports_names_read(PROG_NAME, f->ports[0].dev, &f->names);
+	return tports_names_read(PROG_NAME, f->ports[0].tp.dev, &f->names);
 }
 
 static int setup_progs(struct fwd *f)
@@ -851,7 +850,7 @@ static int setup_progs(struct fwd *f)
 			pt->map = uxdp_map_create(1);
 			if (!pt->map ||
 			    uxdp_map_update(pt->map, 0,
-					    uxdp_dev_target(other->dev))) {
+					    uxdp_dev_target(other->tp.dev))) {
 				warn_msg("redirect map: %s", uxdp_errmsg());
 				return -1;
 			}
@@ -860,21 +859,21 @@ static int setup_progs(struct fwd *f)
 		pt->priv.user = f->user;
 		/* The egress port's transmit calls: one per --bulk frames. */
 		if (f->o.bulk)
-			uxdp_dev_set_bulk(other->dev, f->o.bulk);
+			uxdp_dev_set_bulk(other->tp.dev, f->o.bulk);
 
 		if (f->prog_id == PROG_COUNT) {
 			/* Per queue: each counter has one writer. */
-			if (tports_attach_each(PROG_NAME, pt->dev, "count",
+			if (tports_attach_each(PROG_NAME, pt->tp.dev, "count",
 					       prog_count, sizeof(*pt->counts),
 					       (void **)&pt->counts))
 				return -1;
 		} else if (f->prog_id == PROG_FILE) {
-			if (tports_attach(PROG_NAME, pt->dev,
+			if (tports_attach(PROG_NAME, pt->tp.dev,
 					  UXDP_ALL_QUEUES, f->prog_name,
 					  prog_file, &pt->priv))
 				return -1;
 		} else {
-			if (tports_attach(PROG_NAME, pt->dev,
+			if (tports_attach(PROG_NAME, pt->tp.dev,
 					  UXDP_ALL_QUEUES,
 					  builtin_progs[f->prog_id].name,
 					  builtin_progs[f->prog_id].fn,
@@ -921,17 +920,17 @@ static int setup_groups(struct fwd *f)
 
 			if (q >= pt->nrxq)
 				continue;
-			err = uxdp_poll_group_add(f->groups[g], pt->dev, q);
+			err = uxdp_poll_group_add(f->groups[g], pt->tp.dev, q);
 			if (err) {
 				warn_msg("poll %s queue %u: %s",
-					 uxdp_dev_name(pt->dev), q,
+					 uxdp_dev_name(pt->tp.dev), q,
 					 *uxdp_errmsg() ? uxdp_errmsg() :
 					 strerror(-err));
 				return -1;
 			}
 			note(f, "thread %u%s polls %s queue %u", g,
 			     f->ncpus ? " (pinned)" : "",
-			     uxdp_dev_name(pt->dev), q);
+			     uxdp_dev_name(pt->tp.dev), q);
 			g = (g + 1) % f->ngroups;
 		}
 	}
@@ -955,7 +954,7 @@ static int setup(struct fwd *f)
 	if (open_ports(f) || setup_progs(f))
 		return -1;
 	for (i = 0; i < f->nports; i++)
-		if (tports_up(PROG_NAME, f->ports[i].dev))
+		if (tports_up(PROG_NAME, f->ports[i].tp.dev))
 			return -1;
 	/* Said once every port is up: a failed start says only what
 	 * failed. */
@@ -1035,8 +1034,7 @@ static void print_port_text(const struct fwd *f, const char *name,
 	char a[32], b[32], c[32], e[32];
 	unsigned int i, shown = 0;
 
-#define FMT(buf, v) (ns ? tstats_fmt_rate(buf, sizeof(buf), v, ns) : \
-		     tstats_fmt_count(buf, sizeof(buf), v))
+#define FMT(buf, v) tstats_fmt(buf, sizeof(buf), v, ns)
 	printf("%-10s %13s rx%-2s %13s fwd%-2s %13s tx%-2s %11s drop%-2s "
 	       "%5.1f batch\n", name, FMT(a, d->rx.packets), unit,
 	       FMT(b, rx_fwd(&d->rx)), unit, FMT(c, d->tx.packets), unit,
@@ -1051,23 +1049,9 @@ static void print_port_text(const struct fwd *f, const char *name,
 	}
 	if (shown)
 		putchar('\n');
-	if (!f->o.verbose)
-		return;
-	for (i = 0; i < TDEV_NRX; i++) {
-		uint64_t v = tdev_rx_field(d, i);
-
-		if (v)
-			printf("  rx.%-20s %15s%s\n", f->names.rx[i],
-			       FMT(a, v), unit);
-	}
-	for (i = 0; i < TDEV_NTX; i++) {
-		uint64_t v = tdev_tx_field(d, i);
-
-		if (v)
-			printf("  tx.%-20s %15s%s\n", f->names.tx[i],
-			       FMT(a, v), unit);
-	}
 #undef FMT
+	if (f->o.verbose)
+		tport_text_counters(stdout, &f->names, d, ns, NAME_COLS);
 }
 
 /*
@@ -1168,36 +1152,10 @@ static void print_afxdp_json(const struct port *pt)
 	printf("}");
 }
 
-/* "rx":{"packets":1,...},"tx":{...}: every counter, by the library's
- * names. */
-static void print_counters_json(const struct fwd *f,
-				const struct tdev_counters *d)
-{
-	unsigned int i;
-
-	printf("\"rx\":{");
-	for (i = 0; i < TDEV_NRX; i++) {
-		printf("%s", i ? "," : "");
-		tjson_str(stdout, f->names.rx[i]);
-		printf(":%llu", (unsigned long long)tdev_rx_field(d, i));
-	}
-	printf("},\"tx\":{");
-	for (i = 0; i < TDEV_NTX; i++) {
-		printf("%s", i ? "," : "");
-		tjson_str(stdout, f->names.tx[i]);
-		printf(":%llu", (unsigned long long)tdev_tx_field(d, i));
-	}
-	printf("}");
-}
-
 static void print_port_json_head(const struct port *pt)
 {
-	printf("{\"name\":");
-	tjson_str(stdout, uxdp_dev_name(pt->dev));
-	printf(",\"kind\":");
-	tjson_str(stdout, uxdp_dev_kind(pt->dev));
-	printf(",\"port\":");
-	tjson_str(stdout, pt->str);
+	printf("{");
+	tport_json_id(stdout, &pt->tp);
 }
 
 /* A line of output went out, or the run stops. */
@@ -1224,22 +1182,19 @@ static void print_interval(struct fwd *f, uint64_t now)
 		       (double)(now - f->t_start) / 1e9, (double)ns / 1e9);
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
-		struct tdev_counters now_c, d;
-
+		struct tdev_counters d;
 		struct kcounters now_k, dk;
 		bool k_ok = false;
 
-		if (tdev_counters_read(pt->dev, &now_c))
+		if (tport_delta(&pt->tp, &d))
 			continue;	/* bad queue: cannot happen here */
-		tdev_counters_sub(&now_c, &pt->last, &d);
-		pt->last = now_c;
 		if (pt->afxdp && !afxdp_counters_read(pt, &now_k, NULL)) {
 			tstats_words_sub(&dk, &now_k, &pt->klast, KS_N);
 			pt->klast = now_k;
 			k_ok = true;
 		}
 		if (!f->o.json) {
-			print_port_text(f, uxdp_dev_name(pt->dev), &d, ns);
+			print_port_text(f, uxdp_dev_name(pt->tp.dev), &d, ns);
 			if (k_ok)
 				print_kernel_text(f, &dk, ns);
 			continue;
@@ -1252,7 +1207,7 @@ static void print_interval(struct fwd *f, uint64_t now)
 		       tstats_rate(rx_fwd(&d.rx), ns),
 		       tstats_rate(d.tx.packets, ns),
 		       tstats_rate(rx_lost(&d.rx), ns), rx_batch(&d.rx));
-		print_counters_json(f, &d);
+		tport_json_counters(stdout, &f->names, &d);
 		if (k_ok) {
 			printf(",\"afxdp\":{");
 			print_kernel_json(&dk);
@@ -1280,19 +1235,19 @@ static int pcap_errors(const struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		const struct port *pt = &f->ports[i];
 
-		if (!pt->dev || strcmp(uxdp_dev_kind(pt->dev), "pcap") ||
-		    uxdp_pcap_stats(pt->dev, &st))
+		if (!pt->tp.dev || strcmp(uxdp_dev_kind(pt->tp.dev), "pcap") ||
+		    uxdp_pcap_stats(pt->tp.dev, &st))
 			continue;
 		if (st.replay_error[0]) {
 			warn_msg("port '%s': replay stopped after %llu records: "
-				 "%s", pt->spec,
+				 "%s", pt->tp.spec,
 				 (unsigned long long)st.records,
 				 st.replay_error);
 			bad = 1;
 		}
 		if (st.capture_error[0]) {
 			warn_msg("port '%s': capture: %s (%llu frames not "
-				 "written)", pt->spec, st.capture_error,
+				 "written)", pt->tp.spec, st.capture_error,
 				 (unsigned long long)st.capture_errors);
 			bad = 1;
 		}
@@ -1332,11 +1287,11 @@ static void print_header(const struct fwd *f)
 		return;
 	if (f->nports == 1)
 		printf(PROG_NAME ": reflecting on %s with %s",
-		       uxdp_dev_name(f->ports[0].dev), prog);
+		       uxdp_dev_name(f->ports[0].tp.dev), prog);
 	else
 		printf(PROG_NAME ": forwarding %s <-> %s with %s",
-		       uxdp_dev_name(f->ports[0].dev),
-		       uxdp_dev_name(f->ports[1].dev), prog);
+		       uxdp_dev_name(f->ports[0].tp.dev),
+		       uxdp_dev_name(f->ports[1].tp.dev), prog);
 	printf(", %u poll thread%s", f->nthreads, f->nthreads == 1 ? "" : "s");
 	if (f->o.count)
 		printf(", until %s packets",
@@ -1358,7 +1313,7 @@ static void print_totals(struct fwd *f, uint64_t ns)
 
 	for (i = 0; i < f->nports; i++) {
 		const struct port *pt = &f->ports[i];
-		const struct uxdp_rxq_stats *rx = &pt->total.rx;
+		const struct uxdp_rxq_stats *rx = &pt->tp.total.rx;
 
 		received += rx->packets;
 		forwarded += rx_fwd(rx);
@@ -1377,7 +1332,7 @@ static void print_totals(struct fwd *f, uint64_t ns)
 		for (i = 0; i < f->nports; i++) {
 			struct port *pt = &f->ports[i];
 
-			print_port_text(f, uxdp_dev_name(pt->dev), &pt->total,
+			print_port_text(f, uxdp_dev_name(pt->tp.dev), &pt->tp.total,
 					0);
 			if (pt->ktotal_ok)
 				print_kernel_text(f, &pt->ktotal, 0);
@@ -1392,18 +1347,8 @@ static void print_totals(struct fwd *f, uint64_t ns)
 				       tstats_fmt_count(a, sizeof(a), p),
 				       tstats_fmt_count(b, sizeof(b), bytes));
 			}
-			for (j = 0; f->o.verbose && j < pt->pool.n; j++)
-				if (pt->pool.s[j].value)
-					printf("  pool.%-18s %15s\n",
-					       pt->pool.s[j].name,
-					       tstats_fmt_count(a, sizeof(a),
-						pt->pool.s[j].value));
-			if (f->o.verbose && !pt->audit_err &&
-			    pt->audit.pools)
-				printf("  audit: %u chunks, %u in flight, %u "
-				       "misplaced\n", pt->audit.chunks,
-				       pt->audit.in_flight,
-				       pt->audit.misplaced);
+			if (f->o.verbose)
+				tport_text_pool(stdout, &pt->tp, NAME_COLS);
 		}
 		printf("received %s, forwarded %s (%s pps), dropped %s",
 		       tstats_fmt_count(a, sizeof(a), received),
@@ -1440,16 +1385,9 @@ static void print_totals(struct fwd *f, uint64_t ns)
 
 		printf("%s", i ? "," : "");
 		print_port_json_head(pt);
-		printf(",\"rx_batch\":%.2f,", rx_batch(&pt->total.rx));
-		print_counters_json(f, &pt->total);
-		printf(",\"pool\":{");
-		for (j = 0; j < pt->pool.n; j++) {
-			printf("%s", j ? "," : "");
-			tjson_str(stdout, pt->pool.s[j].name);
-			printf(":%llu",
-			       (unsigned long long)pt->pool.s[j].value);
-		}
-		printf("}");
+		printf(",\"rx_batch\":%.2f,", rx_batch(&pt->tp.total.rx));
+		tport_json_counters(stdout, &f->names, &pt->tp.total);
+		tport_json_pool(stdout, &pt->tp);
 		if (pt->counts) {
 			uint64_t p = 0, bytes = 0;
 
@@ -1461,11 +1399,7 @@ static void print_totals(struct fwd *f, uint64_t ns)
 			       (unsigned long long)p,
 			       (unsigned long long)bytes);
 		}
-		if (!pt->audit_err)
-			printf(",\"audit\":{\"pools\":%u,\"chunks\":%u,"
-			       "\"in_flight\":%u,\"misplaced\":%u}",
-			       pt->audit.pools, pt->audit.chunks,
-			       pt->audit.in_flight, pt->audit.misplaced);
+		tport_json_audit(stdout, &pt->tp);
 		if (pt->afxdp)
 			print_afxdp_json(pt);
 		printf("}");
@@ -1487,7 +1421,7 @@ static uint64_t rx_total(const struct fwd *f)
 	unsigned int i;
 
 	for (i = 0; i < f->nports; i++)
-		n += tdev_rx_packets(f->ports[i].dev);
+		n += tdev_rx_packets(f->ports[i].tp.dev);
 	return n;
 }
 
@@ -1499,7 +1433,7 @@ static bool replays_done(const struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		if (!f->ports[i].replay)
 			continue;
-		if (!uxdp_pcap_done(f->ports[i].dev))
+		if (!uxdp_pcap_done(f->ports[i].tp.dev))
 			return false;
 		n++;
 	}
@@ -1512,9 +1446,9 @@ static bool replays_done(const struct fwd *f)
  * when it does not (it is tried again at the next check). */
 static void port_relink(struct port *pt, const char *why)
 {
-	const char *name = uxdp_dev_name(pt->dev);
+	const char *name = uxdp_dev_name(pt->tp.dev);
 
-	if (uxdp_dev_up(pt->dev)) {
+	if (uxdp_dev_up(pt->tp.dev)) {
 		if (!pt->up_failed)
 			warn_msg("%s: %s, but it cannot be bound: %s; trying "
 				 "again at every link change", name, why,
@@ -1542,10 +1476,10 @@ static void check_links(struct fwd *f)
 
 	for (i = 0; i < f->nports && f->stop == STOP_NONE; i++) {
 		struct port *pt = &f->ports[i];
-		const char *name = uxdp_dev_name(pt->dev);
+		const char *name = uxdp_dev_name(pt->tp.dev);
 		struct uxdp_link_info li, was = pt->link;
 
-		if (uxdp_dev_link(pt->dev, &li))
+		if (uxdp_dev_link(pt->tp.dev, &li))
 			continue;	/* cannot tell now: ask again later */
 		pt->link = li;
 		if (li.state == UXDP_LINK_GONE && !li.new_ifindex) {
@@ -1561,7 +1495,7 @@ static void check_links(struct fwd *f)
 			warn_msg("%s: the interface is gone (deleted): waiting "
 				 "for one of that name (--wait-link)", name);
 			if (!pt->link_down)
-				uxdp_dev_down(pt->dev);
+				uxdp_dev_down(pt->tp.dev);
 			pt->link_down = true;
 			continue;
 		}
@@ -1571,7 +1505,7 @@ static void check_links(struct fwd *f)
 			if (!pt->link_down) {
 				warn_msg("%s: the interface was deleted and "
 					 "made again", name);
-				uxdp_dev_down(pt->dev);
+				uxdp_dev_down(pt->tp.dev);
 				pt->link_down = true;
 			}
 			port_relink(pt, "the interface is back");
@@ -1582,7 +1516,7 @@ static void check_links(struct fwd *f)
 				warn_msg("%s: link down: frames for it are "
 					 "dropped (counted as down) until it is "
 					 "back", name);
-				uxdp_dev_down(pt->dev);
+				uxdp_dev_down(pt->tp.dev);
 				pt->link_down = true;
 			}
 			continue;
@@ -1593,7 +1527,7 @@ static void check_links(struct fwd *f)
 		} else if (was.mtu && li.mtu != was.mtu) {
 			warn_msg("%s: MTU %u -> %u: binding again", name,
 				 was.mtu, li.mtu);
-			uxdp_dev_down(pt->dev);
+			uxdp_dev_down(pt->tp.dev);
 			pt->link_down = true;
 			port_relink(pt, "MTU changed");
 		}
@@ -1618,10 +1552,10 @@ static void run(struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 
-		tdev_counters_read(pt->dev, &pt->last);
+		tdev_counters_read(pt->tp.dev, &pt->tp.last);
 		if (pt->afxdp)
 			afxdp_counters_read(pt, &pt->klast, NULL);
-		if (uxdp_dev_link(pt->dev, &pt->link))
+		if (uxdp_dev_link(pt->tp.dev, &pt->link))
 			pt->link.state = UXDP_LINK_UP;
 	}
 	f->linkfd = tool_link_open();
@@ -1695,20 +1629,6 @@ static void stop_groups(struct fwd *f)
 	f->ngroups = 0;
 }
 
-/* The pool counters by name (rx and tx are in pt->total already). */
-static void pool_counters_read(struct port *pt)
-{
-	struct tstat_set all;
-	uint32_t i;
-
-	pt->pool.n = 0;
-	if (tstat_set_read(pt->dev, &all))
-		return;
-	for (i = 0; i < all.n; i++)
-		if (!strcmp(all.s[i].scope, "pool"))
-			pt->pool.s[pt->pool.n++] = all.s[i];
-}
-
 static void collect_totals(struct fwd *f)
 {
 	unsigned int i;
@@ -1716,39 +1636,27 @@ static void collect_totals(struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 
-		if (pt->dev && pt->afxdp && f->o.verbose)
+		if (pt->tp.dev && pt->afxdp && f->o.verbose)
 			afxdp_dump(pt);
-		if (pt->dev)
-			uxdp_dev_down(pt->dev);
+		if (pt->tp.dev)
+			uxdp_dev_down(pt->tp.dev);
 	}
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 		uint64_t sum;
-		int n;
 
-		tdev_counters_read(pt->dev, &pt->total);
+		tport_final(PROG_NAME, &pt->tp);
 		/* Down: the sockets are closed, their counts final. */
 		pt->ktotal_ok = pt->afxdp &&
 				!afxdp_counters_read(pt, &pt->ktotal, pt->xq);
-		pool_counters_read(pt);
-		n = uxdp_dev_audit(pt->dev, &pt->audit);
-		pt->audit_err = n < 0;
-		if (n < 0)
-			warn_msg("%s: audit: %s", uxdp_dev_name(pt->dev),
-				 uxdp_errmsg());
-		else if (pt->audit.misplaced)
-			warn_msg("WARNING: %s: %u of %u buffers misplaced "
-				 "(in no place or in two): a libuxdp bug, "
-				 "please report it", uxdp_dev_name(pt->dev),
-				 pt->audit.misplaced, pt->audit.chunks);
 		/* Every received frame ends in exactly one outcome. */
-		sum = pt->total.rx.pass + rx_fwd(&pt->total.rx) +
-		      rx_lost(&pt->total.rx);
-		if (sum != pt->total.rx.packets)
+		sum = pt->tp.total.rx.pass + rx_fwd(&pt->tp.total.rx) +
+		      rx_lost(&pt->tp.total.rx);
+		if (sum != pt->tp.total.rx.packets)
 			warn_msg("WARNING: %s: %llu packets received but %llu "
 				 "outcomes counted: a libuxdp bug",
-				 uxdp_dev_name(pt->dev),
-				 (unsigned long long)pt->total.rx.packets,
+				 uxdp_dev_name(pt->tp.dev),
+				 (unsigned long long)pt->tp.total.rx.packets,
 				 (unsigned long long)sum);
 	}
 }
@@ -1759,9 +1667,9 @@ static void teardown(struct fwd *f)
 
 	stop_groups(f);
 	for (i = 0; i < f->nports; i++) {
-		uxdp_dev_destroy(f->ports[i].dev);
+		uxdp_dev_destroy(f->ports[i].tp.dev);
 		uxdp_dev_destroy(f->ports[i].veth_peer);
-		f->ports[i].dev = NULL;
+		f->ports[i].tp.dev = NULL;
 	}
 	for (i = 0; i < f->nports; i++) {
 		uxdp_map_destroy(f->ports[i].map);

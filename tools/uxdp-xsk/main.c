@@ -40,6 +40,7 @@
 
 #include "params.h"
 #include "ports.h"
+#include "report.h"
 #include "signals.h"
 #include "stats.h"
 #include "xsk_app.h"
@@ -57,6 +58,8 @@
 /* Devices a port may make along (a veth port: its peer) are found among
  * the ifindexes below this. */
 #define DEV_SCAN_MAX	1024
+/* The -v lines' name column: "  rx.packets      1,000". */
+#define NAME_COLS	28
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -242,13 +245,7 @@ static uint32_t prog_peer(struct uxdp_buff *ctx, void *priv)
 
 /* A device the tool opened, and what the output says of it. */
 struct port {
-	const char *spec;		/* as given */
-	struct uxdp_dev *dev;
-	struct tdev_counters last;	/* at the previous tick */
-	struct tdev_counters total;	/* at the end */
-	struct tstat_set pool;
-	struct uxdp_dev_audit audit;
-	int audit_err;
+	struct tport tp;
 	struct uxdp_poll_group *group;	/* peer and feeds: their own */
 };
 
@@ -473,10 +470,10 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 	if (argc - first > 1)
 		tparams_fail(&params, "one PORT only ('%s' is one too many)",
 			     argv[first + 1]);
-	t->port.spec = argv[first];
-	tports_check(&params, "", t->port.spec);
+	t->port.tp.spec = argv[first];
+	tports_check(&params, "", t->port.tp.spec);
 	if (o->peer) {
-		t->peer.spec = o->peer;
+		t->peer.tp.spec = o->peer;
 		tports_check(&params, "--peer: ", o->peer);
 	}
 	if (o->feed)
@@ -496,9 +493,9 @@ static int setup_signals(struct xsk_tool *t)
 static int open_port(struct port *pt, const char *spec, const char *name,
 		     const char *what)
 {
-	pt->spec = spec;
-	pt->dev = tports_open(PROG_NAME, what, spec, name);
-	return pt->dev ? 0 : -1;
+	pt->tp.spec = pt->tp.str = spec;
+	pt->tp.dev = tports_open(PROG_NAME, what, spec, name);
+	return pt->tp.dev ? 0 : -1;
 }
 
 /* Which ifindexes hold a device now. */
@@ -520,24 +517,24 @@ static int open_ports(struct xsk_tool *t)
 
 	dev_scan(t->before);
 	t->scanned = true;
-	if (open_port(&t->port, t->port.spec, NULL, ""))
+	if (open_port(&t->port, t->port.tp.spec, NULL, ""))
 		return -1;
 	note(t, "port %s: device %s (%s), %u RX / %u TX queues",
-	     t->port.spec, uxdp_dev_name(t->port.dev),
-	     uxdp_dev_kind(t->port.dev), uxdp_dev_num_rxq(t->port.dev),
-	     uxdp_dev_num_txq(t->port.dev));
+	     t->port.tp.spec, uxdp_dev_name(t->port.tp.dev),
+	     uxdp_dev_kind(t->port.tp.dev), uxdp_dev_num_rxq(t->port.tp.dev),
+	     uxdp_dev_num_txq(t->port.tp.dev));
 	if (t->o.peer) {
 		if (open_port(&t->peer, t->o.peer, NULL, "--peer: "))
 			return -1;
-		if (t->peer.dev == t->port.dev) {
+		if (t->peer.tp.dev == t->port.tp.dev) {
 			warn_msg("--peer '%s' is PORT itself (%s)", t->o.peer,
-				 uxdp_dev_name(t->port.dev));
-			t->peer.dev = NULL;
+				 uxdp_dev_name(t->port.tp.dev));
+			t->peer.tp.dev = NULL;
 			return -1;
 		}
 		note(t, "peer %s: device %s (%s), %u RX queues", t->o.peer,
-		     uxdp_dev_name(t->peer.dev), uxdp_dev_kind(t->peer.dev),
-		     uxdp_dev_num_rxq(t->peer.dev));
+		     uxdp_dev_name(t->peer.tp.dev), uxdp_dev_kind(t->peer.tp.dev),
+		     uxdp_dev_num_rxq(t->peer.tp.dev));
 	}
 	if (t->o.feed) {
 		/* One device per socket, each its own name: the port's
@@ -554,20 +551,20 @@ static int open_ports(struct xsk_tool *t)
 			if (open_port(&t->feeds[i], t->o.feed, nm, "--feed: "))
 				return -1;
 			t->nfeeds++;
-			if (t->feeds[i].dev == t->port.dev ||
-			    t->feeds[i].dev == t->peer.dev) {
+			if (t->feeds[i].tp.dev == t->port.tp.dev ||
+			    t->feeds[i].tp.dev == t->peer.tp.dev) {
 				warn_msg("--feed '%s' is PORT or --peer (%s)",
 					 t->o.feed,
-					 uxdp_dev_name(t->feeds[i].dev));
-				t->feeds[i].dev = NULL;
+					 uxdp_dev_name(t->feeds[i].tp.dev));
+				t->feeds[i].tp.dev = NULL;
 				return -1;
 			}
 			note(t, "feed %u: device %s (%s)", i,
-			     uxdp_dev_name(t->feeds[i].dev),
-			     uxdp_dev_kind(t->feeds[i].dev));
+			     uxdp_dev_name(t->feeds[i].tp.dev),
+			     uxdp_dev_kind(t->feeds[i].tp.dev));
 		}
 	}
-	return tports_names_read(PROG_NAME, t->port.dev, &t->names);
+	return tports_names_read(PROG_NAME, t->port.tp.dev, &t->names);
 }
 
 static int setup_sockets(struct xsk_tool *t)
@@ -590,7 +587,7 @@ static int setup_sockets(struct xsk_tool *t)
 	int err;
 
 	/* One slot per RX queue: the key is the packet's queue. */
-	t->xskmap = uxdp_map_create(uxdp_dev_num_rxq(t->port.dev));
+	t->xskmap = uxdp_map_create(uxdp_dev_num_rxq(t->port.tp.dev));
 	if (!t->xskmap) {
 		warn_msg("XSKMAP: %s", tports_why(errno));
 		return -1;
@@ -598,10 +595,10 @@ static int setup_sockets(struct xsk_tool *t)
 	for (i = 0; i < t->nsocks; i++) {
 		struct sock *s = &t->socks[i];
 
-		err = xsk_app_init(&s->app, &cfg, t->port.dev, s->queue);
+		err = xsk_app_init(&s->app, &cfg, t->port.tp.dev, s->queue);
 		if (err) {
 			warn_msg("socket on %s queue %u: %s",
-				 uxdp_dev_name(t->port.dev), s->queue,
+				 uxdp_dev_name(t->port.tp.dev), s->queue,
 				 tports_why(err));
 			return -1;
 		}
@@ -614,14 +611,14 @@ static int setup_sockets(struct xsk_tool *t)
 			return -1;
 		}
 		note(t, "socket on %s queue %u: %s, %u frames of %u bytes%s",
-		     uxdp_dev_name(t->port.dev), s->queue,
+		     uxdp_dev_name(t->port.tp.dev), s->queue,
 		     s->zc ? "zero-copy" : "copy", t->o.frames,
 		     t->o.frame_size, t->o.unaligned ? ", unaligned" : "");
 	}
 	if (t->mode == XSK_APP_TXONLY)
-		return tports_attach(PROG_NAME, t->port.dev, UXDP_ALL_QUEUES,
+		return tports_attach(PROG_NAME, t->port.tp.dev, UXDP_ALL_QUEUES,
 				     "drop", xsk_app_prog_drop, NULL);
-	return tports_attach(PROG_NAME, t->port.dev, UXDP_ALL_QUEUES, "xsk",
+	return tports_attach(PROG_NAME, t->port.tp.dev, UXDP_ALL_QUEUES, "xsk",
 			     xsk_app_prog_xsk, t->xskmap);
 }
 
@@ -629,11 +626,11 @@ static int setup_peer(struct xsk_tool *t)
 {
 	unsigned int i;
 
-	if (!t->peer.dev)
+	if (!t->peer.tp.dev)
 		return 0;
-	t->peer_nrxq = uxdp_dev_num_rxq(t->peer.dev);
+	t->peer_nrxq = uxdp_dev_num_rxq(t->peer.tp.dev);
 	/* Per queue: each counter has one writer. */
-	if (tports_attach_each(PROG_NAME, t->peer.dev, "peer", prog_peer,
+	if (tports_attach_each(PROG_NAME, t->peer.tp.dev, "peer", prog_peer,
 			       sizeof(*t->peer_counts),
 			       (void **)&t->peer_counts))
 		return -1;
@@ -641,12 +638,12 @@ static int setup_peer(struct xsk_tool *t)
 		return 0;
 	t->feedmap = uxdp_map_create(1);
 	if (!t->feedmap ||
-	    uxdp_map_update(t->feedmap, 0, uxdp_dev_target(t->peer.dev))) {
+	    uxdp_map_update(t->feedmap, 0, uxdp_dev_target(t->peer.tp.dev))) {
 		warn_msg("feed map: %s", tports_why(errno));
 		return -1;
 	}
 	for (i = 0; i < t->nfeeds; i++)
-		if (tports_attach(PROG_NAME, t->feeds[i].dev,
+		if (tports_attach(PROG_NAME, t->feeds[i].tp.dev,
 				  UXDP_ALL_QUEUES, "feed", prog_feed,
 				  t->feedmap))
 			return -1;
@@ -723,11 +720,11 @@ static int setup(struct xsk_tool *t)
 	}
 	if (open_ports(t) || setup_sockets(t) || setup_peer(t))
 		return -1;
-	if (tports_up(PROG_NAME, t->port.dev) ||
-	    tports_up(PROG_NAME, t->peer.dev))
+	if (tports_up(PROG_NAME, t->port.tp.dev) ||
+	    tports_up(PROG_NAME, t->peer.tp.dev))
 		return -1;
 	for (i = 0; i < t->nfeeds; i++)
-		if (tports_up(PROG_NAME, t->feeds[i].dev))
+		if (tports_up(PROG_NAME, t->feeds[i].tp.dev))
 			return -1;
 	for (i = 0; i < t->nsocks; i++) {
 		struct sock *s = &t->socks[i];
@@ -753,23 +750,23 @@ static int setup(struct xsk_tool *t)
 	for (i = 0; i < t->nsocks; i++) {
 		struct sock *s = &t->socks[i];
 
-		s->group = group_start(t, t->port.dev, s->queue,
+		s->group = group_start(t, t->port.tp.dev, s->queue,
 				       t->ncpus ? (int)t->cpus[i] : -1);
 		if (!s->group)
 			return -1;
 		note(t, "poll thread %u%s polls %s queue %u", i,
-		     t->ncpus ? " (pinned)" : "", uxdp_dev_name(t->port.dev),
+		     t->ncpus ? " (pinned)" : "", uxdp_dev_name(t->port.tp.dev),
 		     s->queue);
 	}
-	if (t->peer.dev) {
-		t->peer.group = group_start(t, t->peer.dev, UXDP_ALL_QUEUES,
+	if (t->peer.tp.dev) {
+		t->peer.group = group_start(t, t->peer.tp.dev, UXDP_ALL_QUEUES,
 					    -1);
 		if (!t->peer.group)
 			return -1;
 	}
 	/* Last, one after the other (above). */
 	for (i = 0; i < t->nfeeds; i++) {
-		t->feeds[i].group = group_start(t, t->feeds[i].dev,
+		t->feeds[i].group = group_start(t, t->feeds[i].tp.dev,
 						UXDP_ALL_QUEUES, -1);
 		if (!t->feeds[i].group)
 			return -1;
@@ -801,8 +798,7 @@ static void check_output(struct xsk_tool *t)
 	}
 }
 
-#define FMT(buf, v, ns) ((ns) ? tstats_fmt_rate(buf, sizeof(buf), v, ns) : \
-			 tstats_fmt_count(buf, sizeof(buf), v))
+#define FMT(buf, v, ns) tstats_fmt(buf, sizeof(buf), v, ns)
 
 /* "q0 zero-copy  14,880,952 rx/s  0 tx/s"; @ns == 0: totals. */
 static void print_sock_text(const char *name, const char *bind, uint64_t rx,
@@ -819,16 +815,14 @@ static void print_sock_text(const char *name, const char *bind, uint64_t rx,
 static void print_extra_text(const struct uxdp_xsk_stats *x,
 			     const struct xsk_app_stats *ap, uint64_t ns)
 {
-	const char *unit = ns ? "/s" : "";
-	char a[32];
 	unsigned int i;
 
 	for (i = 0; i < TXSK_NSTATS; i++)
-		printf("  xsk.%-24s %15s%s\n", txsk_fields[i].name,
-		       FMT(a, txsk_stat(x, i), ns), unit);
+		tport_text_line(stdout, "xsk", txsk_fields[i].name,
+				txsk_stat(x, i), ns, NAME_COLS);
 	for (i = 0; i < XSK_APP_NSTATS; i++)
-		printf("  app.%-24s %15s%s\n", xsk_app_stat_names[i],
-		       FMT(a, xsk_app_stat(ap, i), ns), unit);
+		tport_text_line(stdout, "app", xsk_app_stat_names[i],
+				xsk_app_stat(ap, i), ns, NAME_COLS);
 }
 
 /* A device's line, and with -v its non-zero counters. */
@@ -838,27 +832,13 @@ static void print_dev_text(const struct xsk_tool *t, const char *role,
 {
 	const char *unit = ns ? "/s" : "";
 	char a[32], b[32];
-	unsigned int i;
 
-	printf("%s %s (%s): %s rx%s, %s tx%s\n", role, uxdp_dev_name(pt->dev),
-	       uxdp_dev_kind(pt->dev), FMT(a, d->rx.packets, ns), unit,
-	       FMT(b, d->tx.packets, ns), unit);
-	if (!t->o.extra)
-		return;
-	for (i = 0; i < TDEV_NRX; i++) {
-		uint64_t v = tdev_rx_field(d, i);
-
-		if (v)
-			printf("  rx.%-25s %15s%s\n", t->names.rx[i],
-			       FMT(a, v, ns), unit);
-	}
-	for (i = 0; i < TDEV_NTX; i++) {
-		uint64_t v = tdev_tx_field(d, i);
-
-		if (v)
-			printf("  tx.%-25s %15s%s\n", t->names.tx[i],
-			       FMT(a, v, ns), unit);
-	}
+	printf("%s %s (%s): %s rx%s, %s tx%s\n", role,
+	       uxdp_dev_name(pt->tp.dev), uxdp_dev_kind(pt->tp.dev),
+	       FMT(a, d->rx.packets, ns), unit, FMT(b, d->tx.packets, ns),
+	       unit);
+	if (t->o.extra)
+		tport_text_counters(stdout, &t->names, d, ns, NAME_COLS);
 }
 
 static void json_xsk(const struct uxdp_xsk_stats *x)
@@ -883,39 +863,19 @@ static void json_app(const struct xsk_app_stats *ap)
 static void json_dev(const struct xsk_tool *t, const struct port *pt,
 		     const struct tdev_counters *d)
 {
-	unsigned int i;
-
-	printf("\"name\":");
-	tjson_str(stdout, uxdp_dev_name(pt->dev));
-	printf(",\"kind\":");
-	tjson_str(stdout, uxdp_dev_kind(pt->dev));
-	printf(",\"port\":");
-	tjson_str(stdout, pt->spec);
-	printf(",\"rx\":{");
-	for (i = 0; i < TDEV_NRX; i++) {
-		printf("%s", i ? "," : "");
-		tjson_str(stdout, t->names.rx[i]);
-		printf(":%llu", (unsigned long long)tdev_rx_field(d, i));
-	}
-	printf("},\"tx\":{");
-	for (i = 0; i < TDEV_NTX; i++) {
-		printf("%s", i ? "," : "");
-		tjson_str(stdout, t->names.tx[i]);
-		printf(":%llu", (unsigned long long)tdev_tx_field(d, i));
-	}
-	printf("}");
+	tport_json_id(stdout, &pt->tp);
+	printf(",");
+	tport_json_counters(stdout, &t->names, d);
 }
 
 /* The devices' counters over the interval (and new "last" samples). */
 static void dev_interval(const struct xsk_tool *t, struct port *pt,
 			 const char *role, uint64_t ns, bool *first)
 {
-	struct tdev_counters now, d;
+	struct tdev_counters d;
 
-	if (!pt->dev || tdev_counters_read(pt->dev, &now))
+	if (!pt->tp.dev || tport_delta(&pt->tp, &d))
 		return;
-	tdev_counters_sub(&now, &pt->last, &d);
-	pt->last = now;
 	if (!t->o.json) {
 		/* The devices' rates only with -v: the sockets' are the
 		 * point. */
@@ -1016,7 +976,7 @@ static void print_header(struct xsk_tool *t)
 	if (t->o.json || t->o.quiet)
 		return;
 	printf(PROG_NAME ": %s on %s (%s), queue%s", mode_name(t->mode),
-	       uxdp_dev_name(t->port.dev), uxdp_dev_kind(t->port.dev),
+	       uxdp_dev_name(t->port.tp.dev), uxdp_dev_kind(t->port.tp.dev),
 	       t->nsocks == 1 ? "" : "s");
 	for (i = 0; i < t->nsocks; i++)
 		printf("%s %u %s", i ? "," : "", t->socks[i].queue,
@@ -1080,42 +1040,18 @@ static void peer_sum(const struct xsk_tool *t, struct peer_sum *ps)
 static void print_dev_totals_text(const struct xsk_tool *t, const char *role,
 				  const struct port *pt)
 {
-	char a[32];
-	unsigned int j;
-
-	print_dev_text(t, role, pt, &pt->total, 0);
-	if (!t->o.extra)
-		return;
-	for (j = 0; j < pt->pool.n; j++)
-		if (pt->pool.s[j].value)
-			printf("  pool.%-23s %15s\n", pt->pool.s[j].name,
-			       tstats_fmt_count(a, sizeof(a),
-						pt->pool.s[j].value));
-	if (!pt->audit_err && pt->audit.pools)
-		printf("  audit: %u chunks, %u in flight, %u misplaced\n",
-		       pt->audit.chunks, pt->audit.in_flight,
-		       pt->audit.misplaced);
+	print_dev_text(t, role, pt, &pt->tp.total, 0);
+	if (t->o.extra)
+		tport_text_pool(stdout, &pt->tp, NAME_COLS);
 }
 
 static void json_dev_totals(const struct xsk_tool *t, const char *role,
 			    const struct port *pt)
 {
-	unsigned int j;
-
 	printf("{\"role\":\"%s\",", role);
-	json_dev(t, pt, &pt->total);
-	printf(",\"pool\":{");
-	for (j = 0; j < pt->pool.n; j++) {
-		printf("%s", j ? "," : "");
-		tjson_str(stdout, pt->pool.s[j].name);
-		printf(":%llu", (unsigned long long)pt->pool.s[j].value);
-	}
-	printf("}");
-	if (!pt->audit_err)
-		printf(",\"audit\":{\"pools\":%u,\"chunks\":%u,"
-		       "\"in_flight\":%u,\"misplaced\":%u}",
-		       pt->audit.pools, pt->audit.chunks,
-		       pt->audit.in_flight, pt->audit.misplaced);
+	json_dev(t, pt, &pt->tp.total);
+	tport_json_pool(stdout, &pt->tp);
+	tport_json_audit(stdout, &pt->tp);
 	if (pt == &t->peer) {
 		struct peer_sum ps;
 
@@ -1170,7 +1106,7 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 		if (t->nsocks > 1)
 			print_sock_text("total", "", rx, tx, 0);
 		print_dev_totals_text(t, "port", &t->port);
-		if (t->peer.dev) {
+		if (t->peer.tp.dev) {
 			struct peer_sum ps;
 
 			print_dev_totals_text(t, "peer", &t->peer);
@@ -1226,7 +1162,7 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 	}
 	printf("],\"port\":");
 	json_dev_totals(t, "port", &t->port);
-	if (t->peer.dev) {
+	if (t->peer.tp.dev) {
 		printf(",\"peer\":");
 		json_dev_totals(t, "peer", &t->peer);
 	}
@@ -1280,11 +1216,11 @@ static void run(struct xsk_tool *t)
 	struct tool_wait w;
 	unsigned int i;
 
-	tdev_counters_read(t->port.dev, &t->port.last);
-	if (t->peer.dev)
-		tdev_counters_read(t->peer.dev, &t->peer.last);
+	tdev_counters_read(t->port.tp.dev, &t->port.tp.last);
+	if (t->peer.tp.dev)
+		tdev_counters_read(t->peer.tp.dev, &t->peer.tp.last);
 	for (i = 0; i < t->nfeeds; i++)
-		tdev_counters_read(t->feeds[i].dev, &t->feeds[i].last);
+		tdev_counters_read(t->feeds[i].tp.dev, &t->feeds[i].tp.last);
 	t->t_start = t->t_last = tstats_now_ns();
 	tool_wait_init(&w, t->sigfd, t->o.interval, t->o.duration, t->t_start);
 	while (t->stop == STOP_NONE) {
@@ -1329,10 +1265,10 @@ static void peer_settle(struct xsk_tool *t)
 	uint64_t t0 = tstats_now_ns();
 	const struct timespec ms = { 0, 1000000 };
 
-	if (!t->peer.dev || !t->peer.group)
+	if (!t->peer.tp.dev || !t->peer.group)
 		return;
-	while (!tdev_counters_read(t->port.dev, &pc) &&
-	       !tdev_counters_read(t->peer.dev, &pp) &&
+	while (!tdev_counters_read(t->port.tp.dev, &pc) &&
+	       !tdev_counters_read(t->peer.tp.dev, &pp) &&
 	       pp.rx.packets < pc.tx.packets &&
 	       tstats_now_ns() - t0 < PEER_SETTLE_MS * 1000000ULL)
 		nanosleep(&ms, NULL);
@@ -1374,31 +1310,13 @@ static void stop_all(struct xsk_tool *t)
 	t->peer.group = NULL;
 }
 
-/* The pool counters by name (rx and tx are in pt->total already). */
+/* Down, then the totals, the pool counters and the audit. */
 static void dev_totals(struct port *pt)
 {
-	struct tstat_set all;
-	uint32_t i;
-	int n;
-
-	if (!pt->dev)
+	if (!pt->tp.dev)
 		return;
-	uxdp_dev_down(pt->dev);
-	tdev_counters_read(pt->dev, &pt->total);
-	pt->pool.n = 0;
-	if (!tstat_set_read(pt->dev, &all))
-		for (i = 0; i < all.n; i++)
-			if (!strcmp(all.s[i].scope, "pool"))
-				pt->pool.s[pt->pool.n++] = all.s[i];
-	n = uxdp_dev_audit(pt->dev, &pt->audit);
-	pt->audit_err = n < 0;
-	if (n < 0)
-		warn_msg("%s: audit: %s", uxdp_dev_name(pt->dev), tports_why(n));
-	else if (pt->audit.misplaced)
-		warn_msg("WARNING: %s: %u of %u buffers misplaced (in no "
-			 "place or in two): a libuxdp bug, please report it",
-			 uxdp_dev_name(pt->dev), pt->audit.misplaced,
-			 pt->audit.chunks);
+	uxdp_dev_down(pt->tp.dev);
+	tport_final(PROG_NAME, &pt->tp);
 }
 
 static void collect_totals(struct xsk_tool *t)
@@ -1426,11 +1344,11 @@ static void collect_totals(struct xsk_tool *t)
 				 "bug, please report it", s->queue,
 				 s->audit.misplaced, s->audit.chunks);
 	}
-	if (t->mode == XSK_APP_TXONLY && t->port.total.rx.packets)
+	if (t->mode == XSK_APP_TXONLY && t->port.tp.total.rx.packets)
 		warn_msg("txonly: %s received %llu packets and dropped them "
 			 "(a generator? null:NAME,sink is a sink only)",
-			 uxdp_dev_name(t->port.dev),
-			 (unsigned long long)t->port.total.rx.packets);
+			 uxdp_dev_name(t->port.tp.dev),
+			 (unsigned long long)t->port.tp.total.rx.packets);
 }
 
 static void teardown(struct xsk_tool *t)
@@ -1449,9 +1367,9 @@ static void teardown(struct xsk_tool *t)
 				 tports_why(err));
 	}
 	for (i = 0; i < t->nfeeds; i++)
-		uxdp_dev_destroy(t->feeds[i].dev);
-	uxdp_dev_destroy(t->peer.dev);
-	uxdp_dev_destroy(t->port.dev);
+		uxdp_dev_destroy(t->feeds[i].tp.dev);
+	uxdp_dev_destroy(t->peer.tp.dev);
+	uxdp_dev_destroy(t->port.tp.dev);
 	/* And what they made along (a veth port's peer). */
 	for (i = 1; t->scanned && i <= DEV_SCAN_MAX; i++) {
 		struct uxdp_dev *d = uxdp_dev_get_by_index(i);
