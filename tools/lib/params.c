@@ -55,6 +55,20 @@ void tparams_wrap(FILE *f, unsigned int first, unsigned int indent,
 	fputc('\n', f);
 }
 
+void tparams_section(FILE *f, const char *title, const char *text)
+{
+	fprintf(f, "\n%s:\n  ", title);
+	tparams_wrap(f, 2, 2, text);
+}
+
+void tparams_examples(FILE *f, const char *prog, const char *const *args)
+{
+	fprintf(f, "\nexamples:\n");
+	for (; *args; args++)
+		fprintf(f, "  %s %s\n", prog, *args);
+	fprintf(f, "\nSee %s(1).\n", prog);
+}
+
 int tparams_parse_u64(const char *s, uint64_t *out)
 {
 	uint64_t v = 0, mult = 1;

@@ -51,6 +51,9 @@ struct tparam {
 
 #define TPARAM(name, key, type, stype, field, mv, lo, hi, help)	\
 	{ name, key, type, offsetof(stype, field), mv, lo, hi, help }
+/* In a struct tparams initializer: the table @defs and its length. */
+#define TPARAMS_DEFS(table) \
+	.defs = (table), .ndefs = sizeof(table) / sizeof((table)[0])
 #define TPARAM_HELP_ROW \
 	{ "help", 'h', TPARAM_HELP, 0, NULL, 0, 0, "print this text and exit" }
 
@@ -98,6 +101,14 @@ void tparams_usage(const struct tparams *p, FILE *f);
  */
 void tparams_wrap(FILE *f, unsigned int first, unsigned int indent,
 		  const char *text);
+
+/* A part of --help after OPTIONS: "\nTITLE:\n  " and @text wrapped at
+ * 79 columns, indented by 2. */
+void tparams_section(FILE *f, const char *title, const char *text);
+
+/* The last part of --help: "\nexamples:\n", a line "  PROG ARGS" for
+ * each string of @args (NULL-terminated), then "\nSee PROG(1).\n". */
+void tparams_examples(FILE *f, const char *prog, const char *const *args);
 
 /*
  * A decimal number with an optional k/M/G (x1000) suffix into *@out.

@@ -133,8 +133,6 @@ static const struct tparam opt_defs[] = {
 	TPARAM_HELP_ROW,
 };
 
-#define NOPTS	(sizeof(opt_defs) / sizeof(opt_defs[0]))
-
 static void more_help(FILE *f);
 
 static struct tparams params = {
@@ -145,8 +143,7 @@ static struct tparams params = {
 		 "between them (XDP_REDIRECT through a redirect map). The "
 		 "program decides per packet; live stats every interval, "
 		 "totals at the end.",
-	.defs = opt_defs,
-	.ndefs = NOPTS,
+	TPARAMS_DEFS(opt_defs),
 	.more_help = more_help,
 };
 
@@ -385,6 +382,13 @@ note(const struct fwd *f, const char *fmt, ...)
 
 static void more_help(FILE *f)
 {
+	static const char *const examples[] = {
+		"afxdp:eth0 afxdp:eth1",
+		"--prog macswap afxdp:eth0@0",
+		"--prog ./filter.so:udp_only afxdp:eth0 afxdp:eth1",
+		"--count 5M null:gen,count=5M null:sink,sink",
+		NULL,
+	};
 	unsigned int i;
 
 	tports_help(f);
@@ -398,33 +402,25 @@ static void more_help(FILE *f)
 		     "or a name the dynamic loader searches for): DROP, TX, "
 		     "ABORTED and REDIRECT are carried out as they are, PASS "
 		     "forwards (or reflects)");
-	fprintf(f, "\noutput:\n  ");
-	tparams_wrap(f, 2, 2, "Per interval and port: rx/s received, fwd/s "
-		     "sent on by the program (XDP_TX or XDP_REDIRECT), tx/s "
-		     "sent out of the port, drop/s lost to a verdict or an "
-		     "error, and the mean RX batch (packets per poll that "
-		     "found any). Non-zero drop reasons always show; -v "
-		     "shows every non-zero counter. Totals at the end.");
-	fprintf(f, "\nexit status:\n  ");
-	tparams_wrap(f, 2, 2, "0 stopped by SIGINT, SIGTERM, SIGHUP, "
-		     "--duration, --count or the end of every pcap replay; 1 "
-		     "a port, program or thread could not be set up, a pcap "
-		     "file could not be read to its end or written, the "
-		     "output could not be written, or a port's interface was "
-		     "deleted (without --wait-link); 2 bad usage (a port "
-		     "string its kind refuses among it).");
-	fprintf(f, "\nlinks:\n  ");
-	tparams_wrap(f, 2, 2, "A port whose link goes down goes down with it "
-		     "(frames for it dropped and counted as down) and binds "
-		     "again when the link is back, or when its MTU changes; "
-		     "each change is said once on stderr.");
-	fprintf(f, "\nexamples:\n"
-		"  " PROG_NAME " afxdp:eth0 afxdp:eth1\n"
-		"  " PROG_NAME " --prog macswap afxdp:eth0@0\n"
-		"  " PROG_NAME " --prog ./filter.so:udp_only afxdp:eth0 "
-		"afxdp:eth1\n"
-		"  " PROG_NAME " --count 5M null:gen,count=5M null:sink,sink\n"
-		"\nSee uxdp-fwd(1).\n");
+	tparams_section(f, "output", "Per interval and port: rx/s received, "
+			"fwd/s sent on by the program (XDP_TX or "
+			"XDP_REDIRECT), tx/s sent out of the port, drop/s lost "
+			"to a verdict or an error, and the mean RX batch "
+			"(packets per poll that found any). Non-zero drop "
+			"reasons always show; -v shows every non-zero counter. "
+			"Totals at the end.");
+	tparams_section(f, "exit status", "0 stopped by SIGINT, SIGTERM, "
+			"SIGHUP, --duration, --count or the end of every pcap "
+			"replay; 1 a port, program or thread could not be set "
+			"up, a pcap file could not be read to its end or "
+			"written, the output could not be written, or a port's "
+			"interface was deleted (without --wait-link); 2 bad "
+			"usage (a port string its kind refuses among it).");
+	tparams_section(f, "links", "A port whose link goes down goes down "
+			"with it (frames for it dropped and counted as down) "
+			"and binds again when the link is back, or when its "
+			"MTU changes; each change is said once on stderr.");
+	tparams_examples(f, PROG_NAME, examples);
 }
 
 /* ---- parsing what the table cannot check --------------------------------- */

@@ -182,8 +182,6 @@ static const struct tparam opt_defs[] = {
 	TPARAM_HELP_ROW,
 };
 
-#define NOPTS	(sizeof(opt_defs) / sizeof(opt_defs[0]))
-
 static void more_help(FILE *f);
 
 static struct tparams params = {
@@ -193,8 +191,7 @@ static struct tparams params = {
 		 "port string) and run xdpsock's rxdrop, txonly or l2fwd on "
 		 "it: live rx/s and tx/s per socket every interval, totals at "
 		 "the end.",
-	.defs = opt_defs,
-	.ndefs = NOPTS,
+	TPARAMS_DEFS(opt_defs),
 	.more_help = more_help,
 };
 
@@ -340,27 +337,28 @@ note(const struct xsk_tool *t, const char *fmt, ...)
 
 static void more_help(FILE *f)
 {
+	static const char *const examples[] = {
+		"--zero-copy -c 10M null:gen,count=10M",
+		"--txonly -C 1M null:sink,sink",
+		"--l2fwd --queue 0-1 --peer veth:vp --feed null:f,pps=1M "
+		"veth:v,queues=2",
+		"--poll afxdp:eth0@0",
+		NULL,
+	};
+
 	tports_help(f);
-	fprintf(f, "\noutput:\n  ");
-	tparams_wrap(f, 2, 2, "Per interval and socket: rx/s packets the "
-		     "application took from the RX ring, tx/s packets whose "
-		     "transmit completed; with more than one socket, their "
-		     "total. -v adds the socket's statistics and the "
-		     "application's counters, and at the end the audit of "
-		     "every UMEM chunk. Totals at the end.");
-	fprintf(f, "\nexit status:\n  ");
-	tparams_wrap(f, 2, 2, "0 stopped by SIGINT, SIGTERM, SIGHUP, "
-		     "--duration, --count or --tx-count; 1 a port, socket or "
-		     "thread could not be set up, or the output could not be "
-		     "written; 2 bad usage (a port string its kind refuses "
-		     "among it).");
-	fprintf(f, "\nexamples:\n"
-		"  " PROG_NAME " --zero-copy -c 10M null:gen,count=10M\n"
-		"  " PROG_NAME " --txonly -C 1M null:sink,sink\n"
-		"  " PROG_NAME " --l2fwd --queue 0-1 --peer veth:vp "
-		"--feed null:f,pps=1M veth:v,queues=2\n"
-		"  " PROG_NAME " --poll afxdp:eth0@0\n"
-		"\nSee uxdp-xsk(1).\n");
+	tparams_section(f, "output", "Per interval and socket: rx/s packets "
+			"the application took from the RX ring, tx/s packets "
+			"whose transmit completed; with more than one socket, "
+			"their total. -v adds the socket's statistics and the "
+			"application's counters, and at the end the audit of "
+			"every UMEM chunk. Totals at the end.");
+	tparams_section(f, "exit status", "0 stopped by SIGINT, SIGTERM, "
+			"SIGHUP, --duration, --count or --tx-count; 1 a port, "
+			"socket or thread could not be set up, or the output "
+			"could not be written; 2 bad usage (a port string its "
+			"kind refuses among it).");
+	tparams_examples(f, PROG_NAME, examples);
 }
 
 /* ---- parsing what the table cannot check --------------------------------- */
