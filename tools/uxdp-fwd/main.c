@@ -17,7 +17,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +32,8 @@
 #include "params.h"
 #include "ports.h"
 #include "report.h"
-#include "signals.h"
 #include "stats.h"
+#include "tool.h"
 #include "xskstats.h"
 
 #define PROG_NAME	"uxdp-fwd"
@@ -55,9 +54,7 @@
 struct fwd_opts {
 	const char *prog;	/* built-in name or FILE.so:NAME */
 	const char *prog_args;
-	uint64_t duration;	/* ms; 0: until a signal */
-	uint64_t count;		/* packets received; 0: no limit */
-	uint64_t interval;	/* ms between stats lines */
+	struct tool_opts run;	/* count: packets received */
 	uint32_t threads;
 	const char *cpus;
 	uint32_t budget;
@@ -66,7 +63,6 @@ struct fwd_opts {
 	uint32_t batch;		/* afxdp ports only */
 	uint32_t busy_poll;	/* afxdp ports only */
 	bool copy, zero_copy;	/* afxdp ports only */
-	bool json, quiet, verbose;
 	bool wait_link;
 };
 
@@ -80,16 +76,12 @@ static const struct tparam opt_defs[] = {
 	    "fwd)"),
 	OPT("prog-args", 'a', TPARAM_STR, prog_args, "ARGS", 0, 0,
 	    "passed to a FILE.so:NAME program's init (default none)"),
-	OPT("duration", 'd', TPARAM_MSEC, duration, "SECONDS", 0,
-	    365ULL * 86400 * 1000,
-	    "stop after this long, exit status 0 (default 0: run until "
-	    "SIGINT or SIGTERM)"),
-	OPT("count", 'c', TPARAM_U64, count, "N", 0, UINT64_MAX,
+	TOOL_OPT_DURATION(struct fwd_opts, run),
+	OPT("count", 'c', TPARAM_U64, run.count, "N", 0, UINT64_MAX,
 	    "stop once the ports have received N packets in all, each "
 	    "given its verdict; checked every 10 ms, so the totals may show "
 	    "a few more (default 0: no limit)"),
-	OPT("interval", 'i', TPARAM_MSEC, interval, "SECONDS", 100,
-	    3600 * 1000, "seconds between two stats lines (default 1)"),
+	TOOL_OPT_INTERVAL(struct fwd_opts, run),
 	OPT("threads", 't', TPARAM_U32, threads, "N", 1, MAX_THREADS,
 	    "poll threads; the ports' RX queues are dealt round-robin to "
 	    "them (default 1: one thread polls every queue)"),
@@ -118,16 +110,13 @@ static const struct tparam opt_defs[] = {
 	    "can)"),
 	OPT("zero-copy", 0, TPARAM_FLAG, zero_copy, NULL, 0, 0,
 	    "afxdp ports: zero-copy mode, fail where the driver cannot"),
-	OPT("json", 'j', TPARAM_FLAG, json, NULL, 0, 0,
-	    "JSON lines on stdout: one object per interval, then one with "
-	    "the totals (default: text)"),
-	OPT("quiet", 'q', TPARAM_FLAG, quiet, NULL, 0, 0,
-	    "no header and no per-interval output, only the totals"),
+	TOOL_OPT_JSON(struct fwd_opts, run),
+	TOOL_OPT_QUIET(struct fwd_opts, run),
 	OPT("wait-link", 0, TPARAM_FLAG, wait_link, NULL, 0, 0,
 	    "a port whose interface is deleted: wait for one of that name "
 	    "to come back and bind to it (default: say so and exit, status "
 	    "1)"),
-	OPT("verbose", 'v', TPARAM_FLAG, verbose, NULL, 0, 0,
+	OPT("verbose", 'v', TPARAM_FLAG, run.verbose, NULL, 0, 0,
 	    "every non-zero counter, the set-up on stderr, notes about "
 	    "options that do not apply to a port"),
 	TPARAM_HELP_ROW,
@@ -320,17 +309,8 @@ struct port {
 	bool up_failed;			/* said once, until it works */
 };
 
-enum stop_reason {
-	STOP_NONE,
-	STOP_SIGNAL,
-	STOP_DURATION,
-	STOP_COUNT,
-	STOP_OUTPUT,
-	STOP_REPLAY,
-	STOP_LINK,			/* a port's interface was deleted */
-};
-
 struct fwd {
+	struct tool tool;		/* the run (tools/lib/tool.h) */
 	struct fwd_opts o;
 	enum prog_id prog_id;
 	char prog_file[UXDP_PORT_STR_MAX];	/* FILE of FILE.so:NAME */
@@ -347,38 +327,19 @@ struct fwd {
 	unsigned int ngroups;		/* running */
 	unsigned int nthreads;		/* as set up, for the output */
 
-	int sigfd;
 	int linkfd;			/* link events (tools/lib/link.h) */
-	enum stop_reason stop;
-	int stop_sig;
-	int out_err;			/* errno of a failed write to stdout */
-	uint64_t t_start, t_last;
-	uint64_t seq;			/* intervals printed */
+	uint64_t link_next;		/* ns: when links are asked next */
+	bool replay;			/* a port replays a pcap file */
+	uint64_t replay_end;		/* ns: all replayed, stop then */
+	bool link_gone;			/* a port's interface deleted */
 };
 
-/* ---- messages ------------------------------------------------------------ */
-
-static void __attribute__((format(printf, 1, 2))) warn_msg(const char *fmt,
-							   ...)
+static struct fwd *fwd_of(struct tool *t)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	tmsg_v(PROG_NAME, fmt, ap);
-	va_end(ap);
+	return tool_container_of(t, struct fwd, tool);
 }
 
-static void __attribute__((format(printf, 2, 3)))
-note(const struct fwd *f, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!f->o.verbose)
-		return;
-	va_start(ap, fmt);
-	tmsg_v(PROG_NAME, fmt, ap);
-	va_end(ap);
-}
+/* ---- help ---------------------------------------------------------------- */
 
 static void more_help(FILE *f)
 {
@@ -536,8 +497,8 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	if (o->queues) {
 		if (afxdp && strchr(parsed.arg, '@')) {
 			applies[PO_QUEUES] = true;
-			note(f, "port %s names its queues; --queues left out "
-			     "for it", pt->tp.spec);
+			tool_note(&f->tool, "port %s names its queues; "
+				  "--queues left out for it", pt->tp.spec);
 		} else if (afxdp) {
 			size_t len = strlen(e.head);
 
@@ -554,27 +515,29 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 		} else if (veth) {
 			applies[PO_QUEUES] = true;
 			if (uxdp_port_get(&parsed, "queues"))
-				note(f, "port %s sets queues itself; --queues "
-				     "left out for it", pt->tp.spec);
+				tool_note(&f->tool, "port %s sets queues "
+					  "itself; --queues left out for it",
+					  pt->tp.spec);
 			else
 				edit_append(pt, &e, ",queues=%u", o->queues);
 		} else {
-			note(f, "--queues does not apply to %s port %s",
-			     parsed.kind, pt->tp.spec);
+			tool_note(&f->tool, "--queues does not apply to %s "
+				  "port %s", parsed.kind, pt->tp.spec);
 		}
 	}
 	if (o->copy || o->zero_copy) {
 		if (!afxdp) {
-			note(f, "--%s does not apply to %s port %s",
-			     o->copy ? "copy" : "zero-copy", parsed.kind,
-			     pt->tp.spec);
+			tool_note(&f->tool, "--%s does not apply to %s port %s",
+				  o->copy ? "copy" : "zero-copy", parsed.kind,
+				  pt->tp.spec);
 		} else {
 			applies[PO_COPY] = true;
 			if (uxdp_port_get(&parsed, "copy") ||
 			    uxdp_port_get(&parsed, "zerocopy"))
-				note(f, "port %s chooses copy or zero-copy "
-				     "itself; --%s left out for it", pt->tp.spec,
-				     o->copy ? "copy" : "zero-copy");
+				tool_note(&f->tool, "port %s chooses copy or "
+					  "zero-copy itself; --%s left out for "
+					  "it", pt->tp.spec,
+					  o->copy ? "copy" : "zero-copy");
 			else
 				edit_append(pt, &e, ",%s",
 					    o->copy ? "copy" : "zerocopy");
@@ -582,8 +545,8 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	}
 	if (o->batch) {
 		if (!afxdp) {
-			note(f, "--batch does not apply to %s port %s",
-			     parsed.kind, pt->tp.spec);
+			tool_note(&f->tool, "--batch does not apply to %s port "
+				  "%s", parsed.kind, pt->tp.spec);
 		} else {
 			applies[PO_BATCH] = true;
 			if (!uxdp_port_get(&parsed, "rx_size"))
@@ -594,13 +557,14 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	}
 	if (o->busy_poll) {
 		if (!afxdp) {
-			note(f, "--busy-poll does not apply to %s port %s",
-			     parsed.kind, pt->tp.spec);
+			tool_note(&f->tool, "--busy-poll does not apply to %s "
+				  "port %s", parsed.kind, pt->tp.spec);
 		} else {
 			applies[PO_BUSY_POLL] = true;
 			if (uxdp_port_get(&parsed, "busy_poll"))
-				note(f, "port %s sets busy_poll itself; "
-				     "--busy-poll left out for it", pt->tp.spec);
+				tool_note(&f->tool, "port %s sets busy_poll "
+					  "itself; --busy-poll left out for it",
+					  pt->tp.spec);
 			else
 				edit_append(pt, &e, ",busy_poll=%u",
 					    o->busy_poll);
@@ -651,8 +615,9 @@ static void parse_ports(struct fwd *f, int argc, char **argv, int first)
 	}
 }
 
-static void parse_args(struct fwd *f, int argc, char **argv)
+static void parse_args(struct tool *t, int argc, char **argv)
 {
+	struct fwd *f = fwd_of(t);
 	int first;
 
 	first = tparams_parse(&params, argc, argv, &f->o);
@@ -662,22 +627,14 @@ static void parse_args(struct fwd *f, int argc, char **argv)
 	if (f->o.batch & (f->o.batch - 1))
 		tparams_fail(&params, "--batch: %u is not a power of two",
 			     f->o.batch);
-	if (!f->o.interval)
-		f->o.interval = 1000;
+	if (!f->o.run.interval)
+		f->o.run.interval = 1000;
 	if (!f->o.threads)
 		f->o.threads = 1;
 	if (f->o.cpus)
 		parse_cpus(f);
 	parse_prog(f);
 	parse_ports(f, argc, argv, first);
-}
-
-/* ---- signals ------------------------------------------------------------- */
-
-static int setup_signals(struct fwd *f)
-{
-	f->sigfd = tool_signals_open();	/* signals.h */
-	return f->sigfd < 0 ? f->sigfd : 0;
 }
 
 /* ---- afxdp ports: what the kernel gave ----------------------------------- */
@@ -726,12 +683,12 @@ static void afxdp_report_up(const struct fwd *f, struct port *pt)
 	const char *name = uxdp_dev_name(pt->tp.dev);
 
 	if (uxdp_afxdp_info(pt->tp.dev, &pt->xinfo)) {
-		warn_msg("%s: what the kernel gave cannot be read: %s", name,
-			 uxdp_errmsg());
+		tmsg(PROG_NAME, "%s: what the kernel gave cannot be read: %s",
+		     name, uxdp_errmsg());
 		return;
 	}
 	pt->xinfo_ok = true;
-	if (f->o.quiet)
+	if (f->o.run.quiet)
 		return;
 	fprintf(stderr, PROG_NAME ": %s: XDP %s (%s), %s mode, need_wakeup "
 		"%s, ", name, uxdp_afxdp_xdp_mode_str(in->xdp_mode),
@@ -799,14 +756,15 @@ static int open_ports(struct fwd *f)
 		if (pt->afxdp)
 			pt->nxq = pt->nrxq < UXDP_AFXDP_MAX_QUEUES ?
 				  pt->nrxq : UXDP_AFXDP_MAX_QUEUES;
-		note(f, "port %s: device %s (%s), %u RX / %u TX queues",
-		     pt->str, uxdp_dev_name(pt->tp.dev), uxdp_dev_kind(pt->tp.dev),
-		     pt->nrxq, uxdp_dev_num_txq(pt->tp.dev));
+		tool_note(&f->tool, "port %s: device %s (%s), %u RX / %u TX "
+			  "queues", pt->str, uxdp_dev_name(pt->tp.dev),
+			  uxdp_dev_kind(pt->tp.dev), pt->nrxq,
+			  uxdp_dev_num_txq(pt->tp.dev));
 	}
 	if (f->nports == 2 && f->ports[0].tp.dev == f->ports[1].tp.dev) {
-		warn_msg("ports '%s' and '%s' are the same device, %s",
-			 f->ports[0].tp.spec, f->ports[1].tp.spec,
-			 uxdp_dev_name(f->ports[0].tp.dev));
+		tmsg(PROG_NAME, "ports '%s' and '%s' are the same device, %s",
+		     f->ports[0].tp.spec, f->ports[1].tp.spec,
+		     uxdp_dev_name(f->ports[0].tp.dev));
 		/* Destroyed once, at teardown, with its peer. */
 		f->ports[1].tp.dev = NULL;
 		f->ports[1].veth_peer = NULL;
@@ -832,9 +790,8 @@ static int setup_progs(struct fwd *f)
 		f->user = uxdp_prog_load(f->prog_file, f->prog_name,
 					 f->o.prog_args);
 		if (!f->user) {
-			warn_msg("--prog %s:%s: %s", f->prog_file,
-				 f->prog_name, *uxdp_errmsg() ?
-				 uxdp_errmsg() : strerror(errno));
+			tmsg(PROG_NAME, "--prog %s:%s: %s", f->prog_file,
+			     f->prog_name, tports_why(errno));
 			return -1;
 		}
 	}
@@ -847,7 +804,8 @@ static int setup_progs(struct fwd *f)
 			if (!pt->map ||
 			    uxdp_map_update(pt->map, 0,
 					    uxdp_dev_target(other->tp.dev))) {
-				warn_msg("redirect map: %s", uxdp_errmsg());
+				tmsg(PROG_NAME, "redirect map: %s",
+				     uxdp_errmsg());
 				return -1;
 			}
 		}
@@ -893,14 +851,15 @@ static int setup_groups(struct fwd *f)
 	}
 	f->ngroups = f->o.threads;
 	if (f->ngroups > npairs) {
-		warn_msg("%u poll threads asked for, but the ports have %u RX "
-			 "queue%s: using %u", f->ngroups, npairs,
-			 npairs == 1 ? "" : "s", npairs);
+		tmsg(PROG_NAME, "%u poll threads asked for, but the ports have "
+		     "%u RX queue%s: using %u", f->ngroups, npairs,
+		     npairs == 1 ? "" : "s", npairs);
 		f->ngroups = npairs;
 	}
 	for (g = 0; g < f->ngroups; g++) {
-		f->groups[g] = tports_group_new(PROG_NAME, f->o.budget,
-						f->ncpus ? (int)f->cpus[g] : -1);
+		int cpu = f->ncpus ? (int)f->cpus[g] : -1;
+
+		f->groups[g] = tports_group_new(PROG_NAME, f->o.budget, cpu);
 		if (!f->groups[g])
 			return -1;
 	}
@@ -918,15 +877,14 @@ static int setup_groups(struct fwd *f)
 				continue;
 			err = uxdp_poll_group_add(f->groups[g], pt->tp.dev, q);
 			if (err) {
-				warn_msg("poll %s queue %u: %s",
-					 uxdp_dev_name(pt->tp.dev), q,
-					 *uxdp_errmsg() ? uxdp_errmsg() :
-					 strerror(-err));
+				tmsg(PROG_NAME, "poll %s queue %u: %s",
+				     uxdp_dev_name(pt->tp.dev), q,
+				     tports_why(err));
 				return -1;
 			}
-			note(f, "thread %u%s polls %s queue %u", g,
-			     f->ncpus ? " (pinned)" : "",
-			     uxdp_dev_name(pt->tp.dev), q);
+			tool_note(&f->tool, "thread %u%s polls %s queue %u", g,
+				  f->ncpus ? " (pinned)" : "",
+				  uxdp_dev_name(pt->tp.dev), q);
 			g = (g + 1) % f->ngroups;
 		}
 	}
@@ -934,17 +892,17 @@ static int setup_groups(struct fwd *f)
 	for (g = 0; g < f->ngroups; g++) {
 		err = uxdp_poll_group_start(f->groups[g]);
 		if (err) {
-			warn_msg("starting poll thread %u: %s", g,
-				 *uxdp_errmsg() ? uxdp_errmsg() :
-				 strerror(-err));
+			tmsg(PROG_NAME, "starting poll thread %u: %s", g,
+			     tports_why(err));
 			return -1;
 		}
 	}
 	return 0;
 }
 
-static int setup(struct fwd *f)
+static int setup(struct tool *t)
 {
+	struct fwd *f = fwd_of(t);
 	unsigned int i;
 
 	if (open_ports(f) || setup_progs(f))
@@ -1046,7 +1004,7 @@ static void print_port_text(const struct fwd *f, const char *name,
 	if (shown)
 		putchar('\n');
 #undef FMT
-	if (f->o.verbose)
+	if (f->o.run.verbose)
 		tport_text_counters(stdout, &f->names, d, ns, NAME_COLS);
 }
 
@@ -1067,7 +1025,7 @@ static void print_kernel_text(const struct fwd *f, const struct kcounters *kc,
 		uint64_t val = kstat_value(kc, k);
 		int n;
 
-		if (ns && (!val || (!kstat_loss(k) && !f->o.verbose)))
+		if (ns && (!val || (!kstat_loss(k) && !f->o.run.verbose)))
 			continue;
 		n = snprintf(item, sizeof(item), " %s %s%s", kstat_name(k),
 			     tstats_fmt(v, sizeof(v), val, ns), ns ? "/s" : "");
@@ -1154,28 +1112,13 @@ static void print_port_json_head(const struct port *pt)
 	tport_json_id(stdout, &pt->tp);
 }
 
-/* A line of output went out, or the run stops. */
-static void check_output(struct fwd *f)
+static void print_interval(struct tool *t, uint64_t ns)
 {
-	int err = tstats_flush(stdout);
-
-	if (err && !f->out_err) {
-		f->out_err = err;
-		f->stop = STOP_OUTPUT;
-	}
-}
-
-static void print_interval(struct fwd *f, uint64_t now)
-{
-	uint64_t ns = now - f->t_last;
+	struct fwd *f = fwd_of(t);
 	unsigned int i, shown = 0;
 
-	f->seq++;
-	if (f->o.json)
-		printf("{\"type\":\"interval\",\"seq\":%llu,\"time_s\":%.3f,"
-		       "\"interval_s\":%.6f,\"ports\":[",
-		       (unsigned long long)f->seq,
-		       (double)(now - f->t_start) / 1e9, (double)ns / 1e9);
+	if (f->o.run.json)
+		printf("\"ports\":[");
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 		struct tdev_counters d;
@@ -1189,7 +1132,7 @@ static void print_interval(struct fwd *f, uint64_t now)
 			pt->klast = now_k;
 			k_ok = true;
 		}
-		if (!f->o.json) {
+		if (!f->o.run.json) {
 			print_port_text(f, uxdp_dev_name(pt->tp.dev), &d, ns);
 			if (k_ok)
 				print_kernel_text(f, &dk, ns);
@@ -1211,10 +1154,8 @@ static void print_interval(struct fwd *f, uint64_t now)
 		}
 		printf("}");
 	}
-	if (f->o.json)
+	if (f->o.run.json)
 		printf("]}\n");
-	f->t_last = now;
-	check_output(f);
 }
 
 /*
@@ -1235,52 +1176,27 @@ static int pcap_errors(const struct fwd *f)
 		    uxdp_pcap_stats(pt->tp.dev, &st))
 			continue;
 		if (st.replay_error[0]) {
-			warn_msg("port '%s': replay stopped after %llu records: "
-				 "%s", pt->tp.spec,
-				 (unsigned long long)st.records,
-				 st.replay_error);
+			tmsg(PROG_NAME, "port '%s': replay stopped after %llu "
+			     "records: %s", pt->tp.spec,
+			     (unsigned long long)st.records, st.replay_error);
 			bad = 1;
 		}
 		if (st.capture_error[0]) {
-			warn_msg("port '%s': capture: %s (%llu frames not "
-				 "written)", pt->tp.spec, st.capture_error,
-				 (unsigned long long)st.capture_errors);
+			tmsg(PROG_NAME, "port '%s': capture: %s (%llu frames "
+			     "not written)", pt->tp.spec, st.capture_error,
+			     (unsigned long long)st.capture_errors);
 			bad = 1;
 		}
 	}
 	return bad;
 }
 
-static const char *stop_name(const struct fwd *f)
+static void print_header(struct tool *t)
 {
-	switch (f->stop) {
-	case STOP_SIGNAL:
-		return f->stop_sig == SIGINT ? "SIGINT" :
-		       f->stop_sig == SIGTERM ? "SIGTERM" : "SIGHUP";
-	case STOP_DURATION:
-		return "duration";
-	case STOP_COUNT:
-		return "count";
-	case STOP_OUTPUT:
-		return "output error";
-	case STOP_REPLAY:
-		return "end of replay";
-	case STOP_LINK:
-		return "interface gone";
-	case STOP_NONE:
-		break;
-	}
-	return "setup";
-}
-
-static void print_header(const struct fwd *f)
-{
+	const struct fwd *f = fwd_of(t);
 	const char *prog = f->prog_id == PROG_FILE ? f->o.prog :
 			   builtin_progs[f->prog_id].name;
-	char n[32];
 
-	if (f->o.json || f->o.quiet)
-		return;
 	if (f->nports == 1)
 		printf(PROG_NAME ": reflecting on %s with %s",
 		       uxdp_dev_name(f->ports[0].tp.dev), prog);
@@ -1289,20 +1205,13 @@ static void print_header(const struct fwd *f)
 		       uxdp_dev_name(f->ports[0].tp.dev),
 		       uxdp_dev_name(f->ports[1].tp.dev), prog);
 	printf(", %u poll thread%s", f->nthreads, f->nthreads == 1 ? "" : "s");
-	if (f->o.count)
-		printf(", until %s packets",
-		       tstats_fmt_count(n, sizeof(n), f->o.count));
-	if (f->o.duration)
-		printf(", for %llu.%03llu s",
-		       (unsigned long long)f->o.duration / 1000,
-		       (unsigned long long)f->o.duration % 1000);
-	printf("; Ctrl-C stops\n");
 }
 
 /* The totals, read after the poll threads stopped and the ports went
  * down: final, and they add up. */
-static void print_totals(struct fwd *f, uint64_t ns)
+static void print_totals(struct tool *t, uint64_t ns)
 {
+	struct fwd *f = fwd_of(t);
 	uint64_t received = 0, forwarded = 0, lost = 0, passed = 0, kdrop = 0;
 	char a[32], b[32], c[32], r[32];
 	unsigned int i, j;
@@ -1322,14 +1231,12 @@ static void print_totals(struct fwd *f, uint64_t ns)
 				 pt->ktotal.x.rx_ring_full;
 	}
 	lost += kdrop;
-	if (!f->o.json) {
-		printf("totals after %.3f s (stopped by %s):\n",
-		       (double)ns / 1e9, stop_name(f));
+	if (!f->o.run.json) {
 		for (i = 0; i < f->nports; i++) {
 			struct port *pt = &f->ports[i];
 
-			print_port_text(f, uxdp_dev_name(pt->tp.dev), &pt->tp.total,
-					0);
+			print_port_text(f, uxdp_dev_name(pt->tp.dev),
+					&pt->tp.total, 0);
 			if (pt->ktotal_ok)
 				print_kernel_text(f, &pt->ktotal, 0);
 			if (pt->counts) {
@@ -1343,7 +1250,7 @@ static void print_totals(struct fwd *f, uint64_t ns)
 				       tstats_fmt_count(a, sizeof(a), p),
 				       tstats_fmt_count(b, sizeof(b), bytes));
 			}
-			if (f->o.verbose)
+			if (f->o.run.verbose)
 				tport_text_pool(stdout, &pt->tp, NAME_COLS);
 		}
 		printf("received %s, forwarded %s (%s pps), dropped %s",
@@ -1360,12 +1267,8 @@ static void print_totals(struct fwd *f, uint64_t ns)
 			if (f->ports[i].xdump)
 				fwrite(f->ports[i].xdump, 1,
 				       f->ports[i].xdump_len, stdout);
-		check_output(f);
 		return;
 	}
-	printf("{\"type\":\"totals\",\"elapsed_s\":%.6f,\"stop\":",
-	       (double)ns / 1e9);
-	tjson_str(stdout, stop_name(f));
 	printf(",\"prog\":");
 	tjson_str(stdout, f->prog_id == PROG_FILE ? f->o.prog :
 		  builtin_progs[f->prog_id].name);
@@ -1406,13 +1309,14 @@ static void print_totals(struct fwd *f, uint64_t ns)
 		if (f->ports[i].xdump)
 			fwrite(f->ports[i].xdump, 1, f->ports[i].xdump_len,
 			       stderr);
-	check_output(f);
 }
 
 /* ---- the run loop -------------------------------------------------------- */
 
-static uint64_t rx_total(const struct fwd *f)
+/* What --count counts: packets received. */
+static uint64_t rx_total(struct tool *t)
 {
+	const struct fwd *f = fwd_of(t);
 	uint64_t n = 0;
 	unsigned int i;
 
@@ -1446,13 +1350,13 @@ static void port_relink(struct port *pt, const char *why)
 
 	if (uxdp_dev_up(pt->tp.dev)) {
 		if (!pt->up_failed)
-			warn_msg("%s: %s, but it cannot be bound: %s; trying "
-				 "again at every link change", name, why,
-				 uxdp_errmsg());
+			tmsg(PROG_NAME, "%s: %s, but it cannot be bound: %s; "
+			     "trying again at every link change", name, why,
+			     uxdp_errmsg());
 		pt->up_failed = true;
 		return;
 	}
-	warn_msg("%s: %s: bound again, forwarding", name, why);
+	tmsg(PROG_NAME, "%s: %s: bound again, forwarding", name, why);
 	pt->link_down = false;
 	pt->up_failed = false;
 }
@@ -1470,7 +1374,7 @@ static void check_links(struct fwd *f)
 {
 	unsigned int i;
 
-	for (i = 0; i < f->nports && f->stop == STOP_NONE; i++) {
+	for (i = 0; i < f->nports && !f->tool.stop; i++) {
 		struct port *pt = &f->ports[i];
 		const char *name = uxdp_dev_name(pt->tp.dev);
 		struct uxdp_link_info li, was = pt->link;
@@ -1482,14 +1386,16 @@ static void check_links(struct fwd *f)
 			if (was.state == UXDP_LINK_GONE && !was.new_ifindex)
 				continue;
 			if (!f->o.wait_link) {
-				warn_msg("%s: the interface is gone (deleted): "
-					 "stopping (--wait-link waits for it)",
-					 name);
-				f->stop = STOP_LINK;
+				tmsg(PROG_NAME, "%s: the interface is gone "
+				     "(deleted): stopping (--wait-link waits "
+				     "for it)", name);
+				f->tool.stop = "interface gone";
+				f->link_gone = true;
 				return;
 			}
-			warn_msg("%s: the interface is gone (deleted): waiting "
-				 "for one of that name (--wait-link)", name);
+			tmsg(PROG_NAME, "%s: the interface is gone (deleted): "
+			     "waiting for one of that name (--wait-link)",
+			     name);
 			if (!pt->link_down)
 				uxdp_dev_down(pt->tp.dev);
 			pt->link_down = true;
@@ -1499,8 +1405,8 @@ static void check_links(struct fwd *f)
 			/* Made again: down (if it was not) and up binds the
 			 * device to the new interface. */
 			if (!pt->link_down) {
-				warn_msg("%s: the interface was deleted and "
-					 "made again", name);
+				tmsg(PROG_NAME, "%s: the interface was deleted "
+				     "and made again", name);
 				uxdp_dev_down(pt->tp.dev);
 				pt->link_down = true;
 			}
@@ -1509,9 +1415,9 @@ static void check_links(struct fwd *f)
 		}
 		if (li.state == UXDP_LINK_DOWN) {
 			if (!pt->link_down) {
-				warn_msg("%s: link down: frames for it are "
-					 "dropped (counted as down) until it is "
-					 "back", name);
+				tmsg(PROG_NAME, "%s: link down: frames for it "
+				     "are dropped (counted as down) until it "
+				     "is back", name);
 				uxdp_dev_down(pt->tp.dev);
 				pt->link_down = true;
 			}
@@ -1521,8 +1427,8 @@ static void check_links(struct fwd *f)
 		if (pt->link_down) {
 			port_relink(pt, "link up");
 		} else if (was.mtu && li.mtu != was.mtu) {
-			warn_msg("%s: MTU %u -> %u: binding again", name,
-				 was.mtu, li.mtu);
+			tmsg(PROG_NAME, "%s: MTU %u -> %u: binding again", name,
+			     was.mtu, li.mtu);
 			uxdp_dev_down(pt->tp.dev);
 			pt->link_down = true;
 			port_relink(pt, "MTU changed");
@@ -1531,23 +1437,20 @@ static void check_links(struct fwd *f)
 }
 
 /*
- * Wait for the next thing to do: a signal, the stats tick, the end of
- * --duration, the end of every replay, or (with --count) the next count
- * check. The poll threads do the work; this thread only reads their
- * counters.
+ * The run loop's (tools/lib/tool.c) first samples: the counters the first
+ * interval is taken from, the ports' links. The checks: --count and the
+ * end of every replay every 10 ms, the links at every link event and
+ * every LINK_CHECK_MS in any case.
  */
-static void run(struct fwd *f)
+static void run_start(struct tool *t)
 {
-	uint64_t now, replay_end = 0, link_next;
-	struct tool_wait w;
-	bool replay = false;
+	struct fwd *f = fwd_of(t);
 	unsigned int i;
 
-	for (i = 0; i < f->nports; i++)
-		replay |= f->ports[i].replay;
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 
+		f->replay |= pt->replay;
 		tdev_counters_read(pt->tp.dev, &pt->tp.last);
 		if (pt->afxdp)
 			afxdp_counters_read(pt, &pt->klast, NULL);
@@ -1556,54 +1459,45 @@ static void run(struct fwd *f)
 	}
 	f->linkfd = tool_link_open();
 	if (f->linkfd < 0)
-		note(f, "no link events (netlink: %s): links are asked every "
-		     "%d ms", strerror(-f->linkfd), LINK_CHECK_MS);
-	f->t_start = f->t_last = tstats_now_ns();
-	tool_wait_init(&w, f->sigfd, f->o.interval, f->o.duration, f->t_start);
-	w.evfd = f->linkfd;
-	link_next = f->t_start + LINK_CHECK_MS * 1000000ULL;
-	while (f->stop == STOP_NONE) {
-		uint64_t check = f->o.count || replay ?
-				 COUNT_CHECK_MS * 1000000ULL :
-				 LINK_CHECK_MS * 1000000ULL;
-		unsigned int ev;
-		int sig = 0;
+		tool_note(&f->tool, "no link events (netlink: %s): links are "
+			  "asked every %d ms", strerror(-f->linkfd),
+			  LINK_CHECK_MS);
+	t->wait.evfd = f->linkfd;
+	f->link_next = t->t_start + LINK_CHECK_MS * 1000000ULL;
+	t->check_ns = f->o.run.count || f->replay ?
+		      COUNT_CHECK_MS * 1000000ULL : LINK_CHECK_MS * 1000000ULL;
+}
 
-		ev = tool_wait(&w, check, &sig);
-		if (ev & TOOL_WAIT_SIGNAL) {
-			f->stop = STOP_SIGNAL;
-			f->stop_sig = sig;
-			break;
-		}
-		now = w.now;
-		if ((ev & TOOL_WAIT_FD) || now >= link_next) {
-			if (ev & TOOL_WAIT_FD)
-				tool_link_drain(f->linkfd);
-			link_next = now + LINK_CHECK_MS * 1000000ULL;
-			check_links(f);
-			if (f->stop != STOP_NONE)
-				break;
-		}
-		/* The last interval is printed before a stop at the same
-		 * moment (--duration 2 -i 1: two lines, then totals). */
-		if ((ev & TOOL_WAIT_TICK) && !f->o.quiet)
-			print_interval(f, now);
-		if (f->stop != STOP_NONE)
-			break;
-		if (f->o.count && rx_total(f) >= f->o.count)
-			f->stop = STOP_COUNT;
-		else if (ev & TOOL_WAIT_END)
-			f->stop = STOP_DURATION;
-		else if (replay && replays_done(f)) {
-			/* Done means the last packets were handed to their
-			 * devices; give the far side a moment to pass them
-			 * on (a veth peer's poll, a kernel ring). */
-			if (!replay_end)
-				replay_end = now + REPLAY_DRAIN_MS * 1000000ULL;
-			else if (now >= replay_end)
-				f->stop = STOP_REPLAY;
-		}
+static void run_event(struct tool *t, unsigned int ev)
+{
+	struct fwd *f = fwd_of(t);
+	uint64_t now = t->wait.now;
+
+	if ((ev & TOOL_WAIT_FD) || now >= f->link_next) {
+		if (ev & TOOL_WAIT_FD)
+			tool_link_drain(f->linkfd);
+		f->link_next = now + LINK_CHECK_MS * 1000000ULL;
+		check_links(f);
 	}
+}
+
+static const char *run_check(struct tool *t, unsigned int ev)
+{
+	struct fwd *f = fwd_of(t);
+	uint64_t now = t->wait.now;
+
+	if (ev & TOOL_WAIT_END)
+		return TOOL_STOP_DURATION;
+	if (f->replay && replays_done(f)) {
+		/* Done means the last packets were handed to their
+		 * devices; give the far side a moment to pass them on (a
+		 * veth peer's poll, a kernel ring). */
+		if (!f->replay_end)
+			f->replay_end = now + REPLAY_DRAIN_MS * 1000000ULL;
+		else if (now >= f->replay_end)
+			return "end of replay";
+	}
+	return NULL;
 }
 
 /* ---- teardown ------------------------------------------------------------ */
@@ -1625,14 +1519,16 @@ static void stop_groups(struct fwd *f)
 	f->ngroups = 0;
 }
 
-static void collect_totals(struct fwd *f)
+static void collect_totals(struct tool *t)
 {
+	struct fwd *f = fwd_of(t);
 	unsigned int i;
 
+	stop_groups(f);
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 
-		if (pt->tp.dev && pt->afxdp && f->o.verbose)
+		if (pt->tp.dev && pt->afxdp && f->o.run.verbose)
 			afxdp_dump(pt);
 		if (pt->tp.dev)
 			uxdp_dev_down(pt->tp.dev);
@@ -1649,16 +1545,25 @@ static void collect_totals(struct fwd *f)
 		sum = pt->tp.total.rx.pass + rx_fwd(&pt->tp.total.rx) +
 		      rx_lost(&pt->tp.total.rx);
 		if (sum != pt->tp.total.rx.packets)
-			warn_msg("WARNING: %s: %llu packets received but %llu "
-				 "outcomes counted: a libuxdp bug",
-				 uxdp_dev_name(pt->tp.dev),
-				 (unsigned long long)pt->tp.total.rx.packets,
-				 (unsigned long long)sum);
+			tmsg(PROG_NAME, "WARNING: %s: %llu packets received "
+			     "but %llu outcomes counted: a libuxdp bug",
+			     uxdp_dev_name(pt->tp.dev),
+			     (unsigned long long)pt->tp.total.rx.packets,
+			     (unsigned long long)sum);
 	}
 }
 
-static void teardown(struct fwd *f)
+/* Said after the totals: the pcap files' errors, a port gone. */
+static int run_status(struct tool *t)
 {
+	struct fwd *f = fwd_of(t);
+
+	return pcap_errors(f) || f->link_gone;
+}
+
+static void teardown(struct tool *t)
+{
+	struct fwd *f = fwd_of(t);
 	unsigned int i;
 
 	stop_groups(f);
@@ -1674,44 +1579,31 @@ static void teardown(struct fwd *f)
 	}
 	if (f->user)
 		uxdp_prog_put(f->user);
-	if (f->sigfd >= 0)
-		close(f->sigfd);
 	if (f->linkfd >= 0)
 		close(f->linkfd);
 }
 
+static const struct tool_ops fwd_ops = {
+	.parse = parse_args,
+	.setup = setup,
+	.header = print_header,
+	.start = run_start,
+	.event = run_event,
+	.interval = print_interval,
+	.count = rx_total,
+	.check = run_check,
+	.collect = collect_totals,
+	.totals = print_totals,
+	.status = run_status,
+	.teardown = teardown,
+};
+
 int main(int argc, char **argv)
 {
-	static struct fwd f = { .sigfd = -1, .linkfd = -1 };
-	uint64_t ns;
-	int err, ret = 0;
+	static struct fwd f = {
+		.tool = TOOL_INIT(PROG_NAME, &f.o.run),
+		.linkfd = -1,
+	};
 
-	parse_args(&f, argc, argv);
-	err = setup_signals(&f);
-	if (err) {
-		warn_msg("signals: %s", strerror(-err));
-		return 1;
-	}
-	if (setup(&f)) {
-		teardown(&f);
-		return 1;
-	}
-	print_header(&f);
-	check_output(&f);
-	run(&f);
-	ns = tstats_now_ns() - f.t_start;
-	stop_groups(&f);
-	collect_totals(&f);
-	if (!f.out_err)
-		print_totals(&f, ns);
-	if (pcap_errors(&f) || f.stop == STOP_LINK)
-		ret = 1;
-	teardown(&f);
-	if (!f.out_err && fclose(stdout))
-		f.out_err = errno ? errno : EIO;
-	if (f.out_err) {
-		warn_msg("writing output: %s", strerror(f.out_err));
-		ret = 1;
-	}
-	return ret;
+	return tool_main(&f.tool, &fwd_ops, argc, argv);
 }

@@ -25,8 +25,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +39,8 @@
 #include "params.h"
 #include "ports.h"
 #include "report.h"
-#include "signals.h"
 #include "stats.h"
+#include "tool.h"
 #include "xsk_app.h"
 #include "xskstats.h"
 
@@ -82,10 +80,7 @@ struct xsk_opts {
 	uint32_t budget;
 	const char *peer;
 	const char *feed;
-	uint64_t duration;	/* ms; 0: until a signal */
-	uint64_t count;		/* packets; 0: no limit */
-	uint64_t interval;	/* ms between stats lines */
-	bool json, quiet, extra;
+	struct tool_opts run;	/* count: packets received (txonly sent) */
 };
 
 #define OPT(name, key, type, field, mv, lo, hi, help) \
@@ -160,25 +155,18 @@ static const struct tparam opt_defs[] = {
 	    "socket (each on a thread of its own, so a peer that picks the "
 	    "queue by thread, as veth does, spreads them): traffic for a "
 	    "port that makes none (default none)"),
-	OPT("duration", 'd', TPARAM_MSEC, duration, "SECONDS", 0,
-	    365ULL * 86400 * 1000,
-	    "stop after this long, exit status 0 (default 0: run until "
-	    "SIGINT or SIGTERM)"),
-	OPT("count", 'c', TPARAM_U64, count, "N", 0, UINT64_MAX,
+	TOOL_OPT_DURATION(struct xsk_opts, run),
+	OPT("count", 'c', TPARAM_U64, run.count, "N", 0, UINT64_MAX,
 	    "stop once the sockets have received N packets in all (txonly: "
 	    "sent); checked every 10 ms, so the totals may show a few more "
 	    "(default 0: no limit)"),
-	OPT("interval", 'i', TPARAM_MSEC, interval, "SECONDS", 100,
-	    3600 * 1000, "seconds between two stats lines (default 1)"),
-	OPT("json", 'j', TPARAM_FLAG, json, NULL, 0, 0,
-	    "JSON lines on stdout: one object per interval, then one with "
-	    "the totals (default: text)"),
-	OPT("extra-stats", 'v', TPARAM_FLAG, extra, NULL, 0, 0,
+	TOOL_OPT_INTERVAL(struct xsk_opts, run),
+	TOOL_OPT_JSON(struct xsk_opts, run),
+	OPT("extra-stats", 'v', TPARAM_FLAG, run.verbose, NULL, 0, 0,
 	    "every socket statistic (uxdp_xsk_stats) and the application's "
 	    "own counters, the devices' non-zero counters, and at the end "
 	    "the audit of every UMEM chunk; the set-up on stderr"),
-	OPT("quiet", 'q', TPARAM_FLAG, quiet, NULL, 0, 0,
-	    "no header and no per-interval output, only the totals"),
+	TOOL_OPT_QUIET(struct xsk_opts, run),
 	TPARAM_HELP_ROW,
 };
 
@@ -265,16 +253,8 @@ struct sock {
 	int audit_err;
 };
 
-enum stop_reason {
-	STOP_NONE,
-	STOP_SIGNAL,
-	STOP_DURATION,
-	STOP_COUNT,
-	STOP_TX_COUNT,
-	STOP_OUTPUT,
-};
-
 struct xsk_tool {
+	struct tool tool;		/* the run (tools/lib/tool.h) */
 	struct xsk_opts o;
 	enum xsk_app_mode mode;
 	uint32_t bind_flags;
@@ -303,37 +283,14 @@ struct xsk_tool {
 	uint32_t stop_flag;		/* the application threads' stop */
 	uint32_t app_ready;		/* application threads registered */
 	int stop_fd;			/* readable once they must stop */
-	int sigfd;
-	enum stop_reason stop;
-	int stop_sig;
-	int out_err;
-	uint64_t t_start, t_last;
-	uint64_t seq;
 };
 
-/* ---- messages ------------------------------------------------------------ */
-
-static void __attribute__((format(printf, 1, 2))) warn_msg(const char *fmt,
-							   ...)
+static struct xsk_tool *xsk_of(struct tool *tool)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	tmsg_v(PROG_NAME, fmt, ap);
-	va_end(ap);
+	return tool_container_of(tool, struct xsk_tool, tool);
 }
 
-static void __attribute__((format(printf, 2, 3)))
-note(const struct xsk_tool *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!t->o.extra)
-		return;
-	va_start(ap, fmt);
-	tmsg_v(PROG_NAME, fmt, ap);
-	va_end(ap);
-}
+/* ---- help ---------------------------------------------------------------- */
 
 static void more_help(FILE *f)
 {
@@ -396,8 +353,9 @@ static void mode_only(const struct xsk_tool *t, const char *opt,
 			     mode_opt);
 }
 
-static void parse_args(struct xsk_tool *t, int argc, char **argv)
+static void parse_args(struct tool *tool, int argc, char **argv)
 {
+	struct xsk_tool *t = xsk_of(tool);
 	struct xsk_opts *o = &t->o;
 	int first;
 
@@ -407,7 +365,7 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 	o->ring_size = UXDP_XSK_RING_DEFAULT;
 	o->tx_len = 64;
 	o->budget = UXDP_NAPI_BUDGET;
-	o->interval = 1000;
+	o->run.interval = 1000;
 	first = tparams_parse(&params, argc, argv, o);
 
 	if (o->rxdrop + o->txonly + o->l2fwd > 1)
@@ -478,14 +436,6 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 		tports_check(&params, "--feed: ", o->feed);
 }
 
-/* ---- signals ------------------------------------------------------------- */
-
-static int setup_signals(struct xsk_tool *t)
-{
-	t->sigfd = tool_signals_open();	/* signals.h */
-	return t->sigfd < 0 ? t->sigfd : 0;
-}
-
 /* ---- setup --------------------------------------------------------------- */
 
 static int open_port(struct port *pt, const char *spec, const char *name,
@@ -517,22 +467,24 @@ static int open_ports(struct xsk_tool *t)
 	t->scanned = true;
 	if (open_port(&t->port, t->port.tp.spec, NULL, ""))
 		return -1;
-	note(t, "port %s: device %s (%s), %u RX / %u TX queues",
-	     t->port.tp.spec, uxdp_dev_name(t->port.tp.dev),
-	     uxdp_dev_kind(t->port.tp.dev), uxdp_dev_num_rxq(t->port.tp.dev),
-	     uxdp_dev_num_txq(t->port.tp.dev));
+	tool_note(&t->tool, "port %s: device %s (%s), %u RX / %u TX queues",
+		  t->port.tp.spec, uxdp_dev_name(t->port.tp.dev),
+		  uxdp_dev_kind(t->port.tp.dev),
+		  uxdp_dev_num_rxq(t->port.tp.dev),
+		  uxdp_dev_num_txq(t->port.tp.dev));
 	if (t->o.peer) {
 		if (open_port(&t->peer, t->o.peer, NULL, "--peer: "))
 			return -1;
 		if (t->peer.tp.dev == t->port.tp.dev) {
-			warn_msg("--peer '%s' is PORT itself (%s)", t->o.peer,
-				 uxdp_dev_name(t->port.tp.dev));
+			tmsg(PROG_NAME, "--peer '%s' is PORT itself (%s)",
+			     t->o.peer, uxdp_dev_name(t->port.tp.dev));
 			t->peer.tp.dev = NULL;
 			return -1;
 		}
-		note(t, "peer %s: device %s (%s), %u RX queues", t->o.peer,
-		     uxdp_dev_name(t->peer.tp.dev), uxdp_dev_kind(t->peer.tp.dev),
-		     uxdp_dev_num_rxq(t->peer.tp.dev));
+		tool_note(&t->tool, "peer %s: device %s (%s), %u RX queues",
+			  t->o.peer, uxdp_dev_name(t->peer.tp.dev),
+			  uxdp_dev_kind(t->peer.tp.dev),
+			  uxdp_dev_num_rxq(t->peer.tp.dev));
 	}
 	if (t->o.feed) {
 		/* One device per socket, each its own name: the port's
@@ -551,15 +503,15 @@ static int open_ports(struct xsk_tool *t)
 			t->nfeeds++;
 			if (t->feeds[i].tp.dev == t->port.tp.dev ||
 			    t->feeds[i].tp.dev == t->peer.tp.dev) {
-				warn_msg("--feed '%s' is PORT or --peer (%s)",
-					 t->o.feed,
-					 uxdp_dev_name(t->feeds[i].tp.dev));
+				tmsg(PROG_NAME, "--feed '%s' is PORT or --peer "
+				     "(%s)", t->o.feed,
+				     uxdp_dev_name(t->feeds[i].tp.dev));
 				t->feeds[i].tp.dev = NULL;
 				return -1;
 			}
-			note(t, "feed %u: device %s (%s)", i,
-			     uxdp_dev_name(t->feeds[i].tp.dev),
-			     uxdp_dev_kind(t->feeds[i].tp.dev));
+			tool_note(&t->tool, "feed %u: device %s (%s)", i,
+				  uxdp_dev_name(t->feeds[i].tp.dev),
+				  uxdp_dev_kind(t->feeds[i].tp.dev));
 		}
 	}
 	return tports_names_read(PROG_NAME, t->port.tp.dev, &t->names);
@@ -587,7 +539,7 @@ static int setup_sockets(struct xsk_tool *t)
 	/* One slot per RX queue: the key is the packet's queue. */
 	t->xskmap = uxdp_map_create(uxdp_dev_num_rxq(t->port.tp.dev));
 	if (!t->xskmap) {
-		warn_msg("XSKMAP: %s", tports_why(errno));
+		tmsg(PROG_NAME, "XSKMAP: %s", tports_why(errno));
 		return -1;
 	}
 	for (i = 0; i < t->nsocks; i++) {
@@ -595,9 +547,9 @@ static int setup_sockets(struct xsk_tool *t)
 
 		err = xsk_app_init(&s->app, &cfg, t->port.tp.dev, s->queue);
 		if (err) {
-			warn_msg("socket on %s queue %u: %s",
-				 uxdp_dev_name(t->port.tp.dev), s->queue,
-				 tports_why(err));
+			tmsg(PROG_NAME, "socket on %s queue %u: %s",
+			     uxdp_dev_name(t->port.tp.dev), s->queue,
+			     tports_why(err));
 			return -1;
 		}
 		s->app_ok = true;
@@ -605,13 +557,13 @@ static int setup_sockets(struct xsk_tool *t)
 		if (t->mode != XSK_APP_TXONLY &&
 		    uxdp_map_update(t->xskmap, s->queue,
 				    uxdp_xsk_target(s->app.xsk))) {
-			warn_msg("XSKMAP: %s", tports_why(EINVAL));
+			tmsg(PROG_NAME, "XSKMAP: %s", tports_why(EINVAL));
 			return -1;
 		}
-		note(t, "socket on %s queue %u: %s, %u frames of %u bytes%s",
-		     uxdp_dev_name(t->port.tp.dev), s->queue,
-		     s->zc ? "zero-copy" : "copy", t->o.frames,
-		     t->o.frame_size, t->o.unaligned ? ", unaligned" : "");
+		tool_note(&t->tool, "socket on %s queue %u: %s, %u frames of "
+			  "%u bytes%s", uxdp_dev_name(t->port.tp.dev), s->queue,
+			  s->zc ? "zero-copy" : "copy", t->o.frames,
+			  t->o.frame_size, t->o.unaligned ? ", unaligned" : "");
 	}
 	if (t->mode == XSK_APP_TXONLY)
 		return tports_attach(PROG_NAME, t->port.tp.dev, UXDP_ALL_QUEUES,
@@ -637,7 +589,7 @@ static int setup_peer(struct xsk_tool *t)
 	t->feedmap = uxdp_map_create(1);
 	if (!t->feedmap ||
 	    uxdp_map_update(t->feedmap, 0, uxdp_dev_target(t->peer.tp.dev))) {
-		warn_msg("feed map: %s", tports_why(errno));
+		tmsg(PROG_NAME, "feed map: %s", tports_why(errno));
 		return -1;
 	}
 	for (i = 0; i < t->nfeeds; i++)
@@ -662,7 +614,8 @@ static struct uxdp_poll_group *group_start(const struct xsk_tool *t,
 	if (!err)
 		err = uxdp_poll_group_start(g);
 	if (err) {
-		warn_msg("polling %s: %s", uxdp_dev_name(dev), tports_why(err));
+		tmsg(PROG_NAME, "polling %s: %s", uxdp_dev_name(dev),
+		     tports_why(err));
 		uxdp_poll_group_destroy(g);
 		return NULL;
 	}
@@ -692,8 +645,9 @@ static void *app_thread(void *arg)
 	return NULL;
 }
 
-static int setup(struct xsk_tool *t)
+static int setup(struct tool *tool)
 {
+	struct xsk_tool *t = xsk_of(tool);
 	unsigned int i;
 	int err;
 
@@ -701,7 +655,7 @@ static int setup(struct xsk_tool *t)
 	if (posix_memalign((void **)&t->socks, UXDP_CACHE_LINE,
 			   t->nsocks * sizeof(*t->socks))) {
 		t->socks = NULL;
-		warn_msg("out of memory");
+		tmsg(PROG_NAME, "out of memory");
 		return -1;
 	}
 	memset(t->socks, 0, t->nsocks * sizeof(*t->socks));
@@ -713,7 +667,7 @@ static int setup(struct xsk_tool *t)
 	}
 	t->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (t->stop_fd < 0) {
-		warn_msg("eventfd: %s", strerror(errno));
+		tmsg(PROG_NAME, "eventfd: %s", strerror(errno));
 		return -1;
 	}
 	if (open_ports(t) || setup_sockets(t) || setup_peer(t))
@@ -729,7 +683,8 @@ static int setup(struct xsk_tool *t)
 
 		err = pthread_create(&s->thread, NULL, app_thread, s);
 		if (err) {
-			warn_msg("application thread: %s", strerror(err));
+			tmsg(PROG_NAME, "application thread: %s",
+			     strerror(err));
 			return -1;
 		}
 		s->running = true;
@@ -752,9 +707,9 @@ static int setup(struct xsk_tool *t)
 				       t->ncpus ? (int)t->cpus[i] : -1);
 		if (!s->group)
 			return -1;
-		note(t, "poll thread %u%s polls %s queue %u", i,
-		     t->ncpus ? " (pinned)" : "", uxdp_dev_name(t->port.tp.dev),
-		     s->queue);
+		tool_note(&t->tool, "poll thread %u%s polls %s queue %u", i,
+			  t->ncpus ? " (pinned)" : "",
+			  uxdp_dev_name(t->port.tp.dev), s->queue);
 	}
 	if (t->peer.tp.dev) {
 		t->peer.group = group_start(t, t->peer.tp.dev, UXDP_ALL_QUEUES,
@@ -783,17 +738,6 @@ static const char *mode_name(enum xsk_app_mode m)
 {
 	return m == XSK_APP_TXONLY ? "txonly" : m == XSK_APP_L2FWD ? "l2fwd" :
 	       "rxdrop";
-}
-
-/* A line of output went out, or the run stops. */
-static void check_output(struct xsk_tool *t)
-{
-	int err = tstats_flush(stdout);
-
-	if (err && !t->out_err) {
-		t->out_err = err;
-		t->stop = STOP_OUTPUT;
-	}
 }
 
 #define FMT(buf, v, ns) tstats_fmt(buf, sizeof(buf), v, ns)
@@ -835,7 +779,7 @@ static void print_dev_text(const struct xsk_tool *t, const char *role,
 	       uxdp_dev_name(pt->tp.dev), uxdp_dev_kind(pt->tp.dev),
 	       FMT(a, d->rx.packets, ns), unit, FMT(b, d->tx.packets, ns),
 	       unit);
-	if (t->o.extra)
+	if (t->o.run.verbose)
 		tport_text_counters(stdout, &t->names, d, ns, NAME_COLS);
 }
 
@@ -874,10 +818,10 @@ static void dev_interval(const struct xsk_tool *t, struct port *pt,
 
 	if (!pt->tp.dev || tport_delta(&pt->tp, &d))
 		return;
-	if (!t->o.json) {
+	if (!t->o.run.json) {
 		/* The devices' rates only with -v: the sockets' are the
 		 * point. */
-		if (t->o.extra)
+		if (t->o.run.verbose)
 			print_dev_text(t, role, pt, &d, ns);
 		return;
 	}
@@ -888,19 +832,16 @@ static void dev_interval(const struct xsk_tool *t, struct port *pt,
 	       tstats_rate(d.rx.packets, ns), tstats_rate(d.tx.packets, ns));
 }
 
-static void print_interval(struct xsk_tool *t, uint64_t now)
+static void print_interval(struct tool *tool, uint64_t ns)
 {
-	uint64_t ns = now - t->t_last, rx = 0, tx = 0;
+	struct xsk_tool *t = xsk_of(tool);
+	uint64_t rx = 0, tx = 0;
 	bool first = true;
 	unsigned int i;
 	char name[16];
 
-	t->seq++;
-	if (t->o.json)
-		printf("{\"type\":\"interval\",\"seq\":%llu,\"time_s\":%.3f,"
-		       "\"interval_s\":%.6f,\"sockets\":[",
-		       (unsigned long long)t->seq,
-		       (double)(now - t->t_start) / 1e9, (double)ns / 1e9);
+	if (t->o.run.json)
+		printf("\"sockets\":[");
 	for (i = 0; i < t->nsocks; i++) {
 		struct sock *s = &t->socks[i];
 		struct xsk_app_stats ap, dap;
@@ -914,11 +855,11 @@ static void print_interval(struct xsk_tool *t, uint64_t now)
 		s->xlast = x;
 		rx += dap.rx_packets;
 		tx += dap.tx_packets;
-		if (!t->o.json) {
+		if (!t->o.run.json) {
 			snprintf(name, sizeof(name), "q%u", s->queue);
 			print_sock_text(name, bind_name(s), dap.rx_packets,
 					dap.tx_packets, ns);
-			if (t->o.extra)
+			if (t->o.run.verbose)
 				print_extra_text(&dx, &dap, ns);
 			continue;
 		}
@@ -931,7 +872,7 @@ static void print_interval(struct xsk_tool *t, uint64_t now)
 		json_app(&dap);
 		printf("}");
 	}
-	if (t->o.json)
+	if (t->o.run.json)
 		printf("],\"rx_pps\":%.1f,\"tx_pps\":%.1f,\"devices\":[",
 		       tstats_rate(rx, ns), tstats_rate(tx, ns));
 	else if (t->nsocks > 1)
@@ -940,39 +881,15 @@ static void print_interval(struct xsk_tool *t, uint64_t now)
 	dev_interval(t, &t->peer, "peer", ns, &first);
 	for (i = 0; i < t->nfeeds; i++)
 		dev_interval(t, &t->feeds[i], "feed", ns, &first);
-	if (t->o.json)
+	if (t->o.run.json)
 		printf("]}\n");
-	t->t_last = now;
-	check_output(t);
 }
 
-static const char *stop_name(const struct xsk_tool *t)
+static void print_header(struct tool *tool)
 {
-	switch (t->stop) {
-	case STOP_SIGNAL:
-		return t->stop_sig == SIGINT ? "SIGINT" :
-		       t->stop_sig == SIGTERM ? "SIGTERM" : "SIGHUP";
-	case STOP_DURATION:
-		return "duration";
-	case STOP_COUNT:
-		return "count";
-	case STOP_TX_COUNT:
-		return "tx-count";
-	case STOP_OUTPUT:
-		return "output error";
-	case STOP_NONE:
-		break;
-	}
-	return "setup";
-}
-
-static void print_header(struct xsk_tool *t)
-{
+	const struct xsk_tool *t = xsk_of(tool);
 	unsigned int i;
-	char n[32];
 
-	if (t->o.json || t->o.quiet)
-		return;
 	printf(PROG_NAME ": %s on %s (%s), queue%s", mode_name(t->mode),
 	       uxdp_dev_name(t->port.tp.dev), uxdp_dev_kind(t->port.tp.dev),
 	       t->nsocks == 1 ? "" : "s");
@@ -984,14 +901,6 @@ static void print_header(struct xsk_tool *t)
 	       t->o.unaligned ? " (unaligned)" : "",
 	       t->o.no_need_wakeup ? "no need_wakeup" : "need_wakeup",
 	       t->o.poll ? "poll" : "busy polling");
-	if (t->o.count)
-		printf(", until %s packets",
-		       tstats_fmt_count(n, sizeof(n), t->o.count));
-	if (t->o.duration)
-		printf(", for %llu.%03llu s",
-		       (unsigned long long)t->o.duration / 1000,
-		       (unsigned long long)t->o.duration % 1000);
-	printf("; Ctrl-C stops\n");
 }
 
 static void fmt_macs(char *buf, size_t len, const unsigned char *m)
@@ -1039,7 +948,7 @@ static void print_dev_totals_text(const struct xsk_tool *t, const char *role,
 				  const struct port *pt)
 {
 	print_dev_text(t, role, pt, &pt->tp.total, 0);
-	if (t->o.extra)
+	if (t->o.run.verbose)
 		tport_text_pool(stdout, &pt->tp, NAME_COLS);
 }
 
@@ -1067,8 +976,9 @@ static void json_dev_totals(const struct xsk_tool *t, const char *role,
 	printf("}");
 }
 
-static void print_totals(struct xsk_tool *t, uint64_t ns)
+static void print_totals(struct tool *tool, uint64_t ns)
 {
+	struct xsk_tool *t = xsk_of(tool);
 	uint64_t rx = 0, tx = 0, rx_bytes = 0;
 	unsigned int i;
 	char a[32], b[32], c[32], d[32], name[16];
@@ -1078,9 +988,7 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 		rx_bytes += t->socks[i].total.rx_bytes;
 		tx += t->socks[i].total.tx_packets;
 	}
-	if (!t->o.json) {
-		printf("totals after %.3f s (stopped by %s):\n",
-		       (double)ns / 1e9, stop_name(t));
+	if (!t->o.run.json) {
 		for (i = 0; i < t->nsocks; i++) {
 			struct sock *s = &t->socks[i];
 			const struct xsk_app_audit *au = &s->audit;
@@ -1089,7 +997,7 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 			print_sock_text(name, bind_name(s),
 					s->total.rx_packets,
 					s->total.tx_packets, 0);
-			if (!t->o.extra)
+			if (!t->o.run.verbose)
 				continue;
 			print_extra_text(&s->xtotal, &s->total, 0);
 			if (!s->audit_err)
@@ -1123,12 +1031,8 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 		       tstats_fmt_rate(b, sizeof(b), rx, ns),
 		       tstats_fmt_count(c, sizeof(c), tx),
 		       tstats_fmt_rate(d, sizeof(d), tx, ns));
-		check_output(t);
 		return;
 	}
-	printf("{\"type\":\"totals\",\"elapsed_s\":%.6f,\"stop\":",
-	       (double)ns / 1e9);
-	tjson_str(stdout, stop_name(t));
 	printf(",\"mode\":\"%s\",\"batch\":%u,\"frames\":%u,"
 	       "\"frame_size\":%u,\"unaligned\":%s,\"need_wakeup\":%s,"
 	       "\"poll\":%s,\"rx_packets\":%llu,\"rx_bytes\":%llu,"
@@ -1170,7 +1074,6 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 		json_dev_totals(t, "feed", &t->feeds[i]);
 	}
 	printf("]}\n");
-	check_output(t);
 }
 
 #undef FMT
@@ -1178,8 +1081,9 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 /* ---- the run loop -------------------------------------------------------- */
 
 /* What --count counts: packets received (txonly: sent). */
-static uint64_t done_total(const struct xsk_tool *t)
+static uint64_t done_total(struct tool *tool)
 {
+	const struct xsk_tool *t = xsk_of(tool);
 	uint64_t n = 0;
 	unsigned int i;
 
@@ -1204,14 +1108,13 @@ static bool all_sent(const struct xsk_tool *t)
 }
 
 /*
- * Wait for the next thing to do: a signal, the stats tick, the end of
- * --duration, or the next check of --count and --tx-count. The threads do
- * the work; this one only reads their counters.
+ * The run loop's (tools/lib/tool.c) first samples: the counters the first
+ * interval is taken from. The checks of --count and --tx-count: every
+ * 10 ms.
  */
-static void run(struct xsk_tool *t)
+static void run_start(struct tool *tool)
 {
-	bool checks = t->o.count || t->o.tx_count;
-	struct tool_wait w;
+	struct xsk_tool *t = xsk_of(tool);
 	unsigned int i;
 
 	tdev_counters_read(t->port.tp.dev, &t->port.tp.last);
@@ -1219,32 +1122,17 @@ static void run(struct xsk_tool *t)
 		tdev_counters_read(t->peer.tp.dev, &t->peer.tp.last);
 	for (i = 0; i < t->nfeeds; i++)
 		tdev_counters_read(t->feeds[i].tp.dev, &t->feeds[i].tp.last);
-	t->t_start = t->t_last = tstats_now_ns();
-	tool_wait_init(&w, t->sigfd, t->o.interval, t->o.duration, t->t_start);
-	while (t->stop == STOP_NONE) {
-		unsigned int ev;
-		int sig = 0;
+	if (t->o.run.count || t->o.tx_count)
+		tool->check_ns = COUNT_CHECK_MS * 1000000ULL;
+}
 
-		ev = tool_wait(&w, checks ? COUNT_CHECK_MS * 1000000ULL : 0,
-			       &sig);
-		if (ev & TOOL_WAIT_SIGNAL) {
-			t->stop = STOP_SIGNAL;
-			t->stop_sig = sig;
-			break;
-		}
-		/* The last interval is printed before a stop at the same
-		 * moment (-d 2 -i 1: two lines, then the totals). */
-		if ((ev & TOOL_WAIT_TICK) && !t->o.quiet)
-			print_interval(t, w.now);
-		if (t->stop != STOP_NONE)
-			break;
-		if (t->o.count && done_total(t) >= t->o.count)
-			t->stop = STOP_COUNT;
-		else if (t->o.tx_count && all_sent(t))
-			t->stop = STOP_TX_COUNT;
-		else if (ev & TOOL_WAIT_END)
-			t->stop = STOP_DURATION;
-	}
+static const char *run_check(struct tool *tool, unsigned int ev)
+{
+	const struct xsk_tool *t = xsk_of(tool);
+
+	if (t->o.tx_count && all_sent(t))
+		return "tx-count";
+	return ev & TOOL_WAIT_END ? TOOL_STOP_DURATION : NULL;
 }
 
 /* ---- teardown ------------------------------------------------------------ */
@@ -1317,11 +1205,13 @@ static void dev_totals(struct port *pt)
 	tport_final(PROG_NAME, &pt->tp);
 }
 
-static void collect_totals(struct xsk_tool *t)
+static void collect_totals(struct tool *tool)
 {
+	struct xsk_tool *t = xsk_of(tool);
 	unsigned int i;
 	int n;
 
+	stop_all(t);
 	dev_totals(&t->port);
 	dev_totals(&t->peer);
 	for (i = 0; i < t->nfeeds; i++)
@@ -1334,23 +1224,24 @@ static void collect_totals(struct xsk_tool *t)
 		n = xsk_app_audit(&s->app, &s->audit);
 		s->audit_err = n < 0;
 		if (n < 0)
-			warn_msg("socket on queue %u: audit: %s", s->queue,
-				 strerror(-n));
+			tmsg(PROG_NAME, "socket on queue %u: audit: %s",
+			     s->queue, strerror(-n));
 		else if (n)
-			warn_msg("WARNING: socket on queue %u: %u of %u UMEM "
-				 "chunks misplaced (in no place or in two): a "
-				 "bug, please report it", s->queue,
-				 s->audit.misplaced, s->audit.chunks);
+			tmsg(PROG_NAME, "WARNING: socket on queue %u: %u of %u "
+			     "UMEM chunks misplaced (in no place or in two): a "
+			     "bug, please report it", s->queue,
+			     s->audit.misplaced, s->audit.chunks);
 	}
 	if (t->mode == XSK_APP_TXONLY && t->port.tp.total.rx.packets)
-		warn_msg("txonly: %s received %llu packets and dropped them "
-			 "(a generator? null:NAME,sink is a sink only)",
-			 uxdp_dev_name(t->port.tp.dev),
-			 (unsigned long long)t->port.tp.total.rx.packets);
+		tmsg(PROG_NAME, "txonly: %s received %llu packets and dropped "
+		     "them (a generator? null:NAME,sink is a sink only)",
+		     uxdp_dev_name(t->port.tp.dev),
+		     (unsigned long long)t->port.tp.total.rx.packets);
 }
 
-static void teardown(struct xsk_tool *t)
+static void teardown(struct tool *tool)
 {
+	struct xsk_tool *t = xsk_of(tool);
 	unsigned int i;
 	int err;
 
@@ -1361,8 +1252,8 @@ static void teardown(struct xsk_tool *t)
 			continue;
 		err = xsk_app_fini(&t->socks[i].app);
 		if (err)
-			warn_msg("socket on queue %u: %s", t->socks[i].queue,
-				 tports_why(err));
+			tmsg(PROG_NAME, "socket on queue %u: %s",
+			     t->socks[i].queue, tports_why(err));
 	}
 	for (i = 0; i < t->nfeeds; i++)
 		uxdp_dev_destroy(t->feeds[i].tp.dev);
@@ -1381,40 +1272,27 @@ static void teardown(struct xsk_tool *t)
 	free(t->socks);
 	if (t->stop_fd >= 0)
 		close(t->stop_fd);
-	if (t->sigfd >= 0)
-		close(t->sigfd);
 }
+
+static const struct tool_ops xsk_ops = {
+	.parse = parse_args,
+	.setup = setup,
+	.header = print_header,
+	.start = run_start,
+	.interval = print_interval,
+	.count = done_total,
+	.check = run_check,
+	.collect = collect_totals,
+	.totals = print_totals,
+	.teardown = teardown,
+};
 
 int main(int argc, char **argv)
 {
-	static struct xsk_tool t = { .sigfd = -1, .stop_fd = -1 };
-	uint64_t ns;
-	int err, ret = 0;
+	static struct xsk_tool t = {
+		.tool = TOOL_INIT(PROG_NAME, &t.o.run),
+		.stop_fd = -1,
+	};
 
-	parse_args(&t, argc, argv);
-	err = setup_signals(&t);
-	if (err) {
-		warn_msg("signals: %s", strerror(-err));
-		return 1;
-	}
-	if (setup(&t)) {
-		teardown(&t);
-		return 1;
-	}
-	print_header(&t);
-	check_output(&t);
-	run(&t);
-	ns = tstats_now_ns() - t.t_start;
-	stop_all(&t);
-	collect_totals(&t);
-	if (!t.out_err)
-		print_totals(&t, ns);
-	teardown(&t);
-	if (!t.out_err && fclose(stdout))
-		t.out_err = errno ? errno : EIO;
-	if (t.out_err) {
-		warn_msg("writing output: %s", strerror(t.out_err));
-		ret = 1;
-	}
-	return ret;
+	return tool_main(&t.tool, &xsk_ops, argc, argv);
 }
