@@ -12,8 +12,10 @@
  * signal, the stats tick or the end, and prints.
  *
  * The file reads top to bottom: options, ports, programs, setup, the run
- * loop with its output, teardown. Option parsing and the counter plumbing
- * live in tools/lib/ (params.c, stats.c), shared with the other tools.
+ * loop's steps with their output, teardown. main() itself and its run loop
+ * (tool.c), option parsing (params.c), ports and their reports (ports.c,
+ * report.c), the kernel's socket counters (xskstats.c) and the counter
+ * plumbing (stats.c) live in tools/lib/, shared with the other tools.
  */
 #define _GNU_SOURCE
 #include <errno.h>

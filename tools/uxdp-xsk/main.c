@@ -19,7 +19,9 @@
  * makes no traffic of its own (a veth) has some, on every queue.
  *
  * The file reads top to bottom: options, programs, state, parsing, setup,
- * the run loop with its output, teardown.
+ * the run loop's steps with their output, teardown; main() itself, its run
+ * loop and what every tool reports of a port are tools/lib's (tool.c,
+ * report.c), shared with uxdp-fwd.
  */
 #define _GNU_SOURCE
 #include <errno.h>
