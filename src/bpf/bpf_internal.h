@@ -34,6 +34,7 @@
 
 #include <linux/bpf.h>		/* struct bpf_insn, BPF_* field values */
 
+#include <uxdp/bpf.h>
 #include <uxdp/buff.h>
 #include <uxdp/xdp.h>
 
@@ -223,13 +224,8 @@ struct uxdp_bpf_prog_array {
 
 /* ---- a run ---------------------------------------------------------------- */
 
-enum uxdp_bpf_fault {
-	UXDP_BPF_FAULT_NONE,
-	UXDP_BPF_FAULT_MEM,		/* a check found the access outside */
-	UXDP_BPF_FAULT_BUDGET,		/* too many back edges */
-	UXDP_BPF_FAULT_DEPTH,		/* calls nested past UXDP_BPF_MAX_DEPTH */
-	UXDP_BPF_FAULT_INSN,		/* an opcode no row has (a bug) */
-};
+/* enum uxdp_bpf_fault (UXDP_BPF_FAULT_*) is public: <uxdp/bpf.h>, which
+ * a program's info reports it through. */
 
 /*
  * One run of a program on one thread. The engine entry points fill what
@@ -315,5 +311,131 @@ void uxdp_bpf_code_free(struct uxdp_bpf_code *code);
 
 /* A helper's name by id for messages, known or not ("helper 999"). */
 const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len);
+
+/* ==== loader.c, map.c, map_array.c, helpers.c, prog.c ===================== */
+
+/* ---- maps: map.c, one file per family, map_types.h lists the types ------- */
+
+/* Per-CPU maps have a value per uxdp thread index (uxdp_thread_index()). */
+#define UXDP_BPF_NR_CPUS	UXDP_MAX_THREADS
+
+struct uxdp_bpf_map;
+
+/*
+ * A map family (the kernel's struct bpf_map_ops), grouped by caller. Errors
+ * are the kernel's for the same call, as negative errnos.
+ */
+struct uxdp_bpf_map_ops {
+	size_t map_size;	/* the family's struct, struct uxdp_bpf_map first */
+
+	/* The loader: whether the definition is one the family takes (the
+	 * kernel's map_alloc_check: -EINVAL, -E2BIG with uxdp_fail()'s
+	 * reason), then the storage, zeroed; free undoes alloc. */
+	int (*map_alloc_check)(const struct uxdp_bpf_map *map);
+	int (*map_alloc)(struct uxdp_bpf_map *map);
+	void (*map_free)(struct uxdp_bpf_map *map);
+
+	/* The control plane (uxdp_bpf_map_*; map.c checked the map is
+	 * created and the caller may read or write). Per-CPU values in the
+	 * user's layout (include/uxdp/bpf.h). */
+	int (*map_lookup)(const struct uxdp_bpf_map *map, const void *key,
+			  void *value, uint64_t flags);
+	int (*map_update)(struct uxdp_bpf_map *map, const void *key,
+			  const void *value, uint64_t flags);
+	int (*map_delete)(struct uxdp_bpf_map *map, const void *key);
+	int (*map_get_next_key)(const struct uxdp_bpf_map *map,
+				const void *key, void *next_key);
+
+	/* Programs (the helpers; fast path, any thread): this CPU's value
+	 * for per-CPU maps. */
+	void *(*map_lookup_elem)(struct uxdp_bpf_map *map, const void *key);
+	long (*map_update_elem)(struct uxdp_bpf_map *map, const void *key,
+				const void *value, uint64_t flags);
+	long (*map_delete_elem)(struct uxdp_bpf_map *map, const void *key);
+
+	/*
+	 * Optional: map_lookup_elem as instructions (the kernel's
+	 * map_gen_lookup), for fixup.c to put in place of the call: r1 = the
+	 * map (as lddw src 5 gives it), r2 = the key; r0 = the value or 0;
+	 * r1..r5 may be clobbered, as by a call. Writes at most
+	 * UXDP_BPF_GEN_LOOKUP_MAX instructions and returns how many.
+	 */
+	uint32_t (*map_gen_lookup)(const struct uxdp_bpf_map *map,
+				   struct bpf_insn *insn);
+};
+#define UXDP_BPF_GEN_LOOKUP_MAX	16
+
+struct uxdp_bpf_map {
+	const struct uxdp_bpf_map_ops *ops;	/* NULL: a type uxdp lacks */
+	char *name;
+	uint32_t type;			/* BPF_MAP_TYPE_* */
+	uint32_t key_size, value_size, max_entries;
+	uint32_t map_flags;		/* BPF_F_* */
+	uint32_t idx;			/* the object's, as lddw src 5/6 imm */
+	bool internal;			/* global data */
+	bool frozen;			/* the control plane may not write */
+	bool created;			/* the storage exists */
+	/* Array-like families: every value, contiguous (what the safety
+	 * pass bounds an access through a value pointer to). */
+	uint8_t *values;
+	uint64_t values_size;
+	/* Global data before load: the initial value (libbpf's buffer,
+	 * loader.c); NULL otherwise. */
+	void *init;
+	size_t init_size;
+};
+
+/* libbpf's spelling of a map type ("percpu_hash"), or "type N" in @buf. */
+const char *uxdp_bpf_map_type_str(uint32_t type, char *buf, size_t len);
+/* The family's ops of @type, NULL if uxdp has none. */
+const struct uxdp_bpf_map_ops *uxdp_bpf_map_type_ops(uint32_t type);
+/* A map handle of @type (storage comes with uxdp_bpf_map_create). NULL:
+ * out of memory. */
+struct uxdp_bpf_map *uxdp_bpf_map_new(const char *name, uint32_t type,
+				      uint32_t key_size, uint32_t value_size,
+				      uint32_t max_entries, uint32_t map_flags);
+/* Check the definition and allocate. -EOPNOTSUPP for a type without ops. */
+int uxdp_bpf_map_create(struct uxdp_bpf_map *map);
+void uxdp_bpf_map_free(struct uxdp_bpf_map *map);
+/* What the safety pass and the fixups see of @map. */
+void uxdp_bpf_map_build(struct uxdp_bpf_map *map,
+			struct uxdp_bpf_build_map *out);
+/* For fixup.c: the family's inline lookup of @m (0: none, call it). */
+uint32_t uxdp_bpf_map_gen_lookup(const struct uxdp_bpf_build_map *m,
+				 struct bpf_insn *insn);
+
+extern const struct uxdp_bpf_map_ops uxdp_bpf_array_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_percpu_array_ops;
+
+/* ---- helpers.c -------------------------------------------------------------- */
+
+/* The helpers uxdp has (part 1), by id: what struct uxdp_bpf_build's
+ * helper callback is. NULL for any other id. */
+const struct uxdp_bpf_helper *uxdp_bpf_helper_get(uint32_t id);
+/* Why helper @id is refused, for a message: "not supported until part 2
+ * of issue 14", "needs kernel state uxdp does not have", ... */
+const char *uxdp_bpf_helper_why(uint32_t id);
+
+/* ---- loader.c and prog.c ------------------------------------------------------ */
+
+struct uxdp_bpf_object;
+/* Objects are counted: the user's handle and every loaded program. */
+void uxdp_bpf_object_get(struct uxdp_bpf_object *obj);
+void uxdp_bpf_object_put(struct uxdp_bpf_object *obj);
+
+/*
+ * A loaded program from a prepared build (b->code, taken over: freed with
+ * the program, also on failure): the engine chosen, a struct uxdp_prog
+ * holding a reference on @obj, in *@out. @linked is the instruction count
+ * as linked. Returns 0, -EOPNOTSUPP (the JIT asked for and none), -ENOMEM.
+ */
+int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
+		      uint32_t engine, uint32_t linked,
+		      struct uxdp_prog **out);
+
+/* A program of an object as linked, for tests and tools: the instructions
+ * with lddw src 5/6 map references (NULL before load). */
+const struct bpf_insn *uxdp_bpf_program_insns(const struct uxdp_bpf_program *p,
+					      uint32_t *len);
 
 #endif /* UXDP_BPF_INTERNAL_H */
