@@ -22,8 +22,6 @@
 #include "bpf_internal.h"
 #include "../xdp/xdp_internal.h"
 
-__thread struct uxdp_bpf_run *uxdp_bpf_cur;
-
 #define ETH_HLEN	14
 /* The kernel's ENOTSUPP (524, not EOPNOTSUPP): what bpf_xdp_adjust_meta
  * returns for a buffer without room for metadata. */
