@@ -11,14 +11,17 @@
  */
 #include "t_helpers.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <string.h>
 
 #include <uxdp/common.h>
+#include <uxdp/xdp.h>
 
-#include "../src/bpf/bpf_internal.h"
+#include "t_bpf.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b)	((a) < (b) ? (a) : (b))
 
 /* ---- instruction builders ------------------------------------------------ */
 
@@ -71,6 +74,8 @@ enum { M_ARR, M_RODATA, M_BSS, M_PROGS, M_HASH, NMAPS };
 
 static uint8_t arr_values[4 * 16], rodata_values[8], bss_values[64];
 static uint8_t fake_map[NMAPS];
+static const struct uxdp_bpf_code *no_progs[4];
+static struct uxdp_bpf_prog_array prog_array = { 4, no_progs };
 
 static const struct uxdp_bpf_build_map test_maps[NMAPS] = {
 	[M_ARR] = { .name = "arr", .type = BPF_MAP_TYPE_ARRAY, .key_size = 4,
@@ -85,9 +90,10 @@ static const struct uxdp_bpf_build_map test_maps[NMAPS] = {
 		    .value_size = 64, .max_entries = 1,
 		    .map = &fake_map[M_BSS], .values = bss_values,
 		    .values_size = sizeof(bss_values) },
+	/* What a tail call takes its programs from (bpf_internal.h). */
 	[M_PROGS] = { .name = "progs", .type = BPF_MAP_TYPE_PROG_ARRAY,
 		      .key_size = 4, .value_size = 4, .max_entries = 4,
-		      .map = &fake_map[M_PROGS] },
+		      .map = &prog_array },
 	[M_HASH] = { .name = "hash", .type = BPF_MAP_TYPE_HASH,
 		     .key_size = 8, .value_size = 8, .max_entries = 16,
 		     .map = &fake_map[M_HASH] },
@@ -100,9 +106,48 @@ static uint64_t fn_none(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
 	return 0;
 }
 
+/* An array's lookup: the value's address, or 0. */
+static uint64_t fn_lookup(uint64_t map, uint64_t key, uint64_t c, uint64_t d,
+			  uint64_t e)
+{
+	uint32_t m, idx;
+
+	(void)c, (void)d, (void)e;
+	for (m = 0; m < NMAPS; m++)
+		if ((uintptr_t)test_maps[m].map == map)
+			break;
+	if (m == NMAPS || !test_maps[m].values)
+		return 0;
+	memcpy(&idx, (const void *)(uintptr_t)key, sizeof(idx));
+	if (idx >= test_maps[m].max_entries)
+		return 0;
+	return (uintptr_t)(test_maps[m].values +
+			   (size_t)idx * test_maps[m].value_size);
+}
+
+static uint64_t fn_adjust_head(uint64_t ctx, uint64_t delta, uint64_t c,
+			       uint64_t d, uint64_t e)
+{
+	(void)c, (void)d, (void)e;
+	return (uint64_t)(int64_t)uxdp_adjust_head(
+		(struct uxdp_buff *)(uintptr_t)ctx, (int)delta);
+}
+
+static uint64_t fn_load_bytes(uint64_t ctx, uint64_t off, uint64_t to,
+			      uint64_t len, uint64_t e)
+{
+	struct uxdp_buff *x = (struct uxdp_buff *)(uintptr_t)ctx;
+
+	(void)e;
+	if (off > uxdp_buff_len(x) || len > uxdp_buff_len(x) - off)
+		return (uint64_t)-EFAULT;
+	memcpy((void *)(uintptr_t)to, (uint8_t *)x->data + off, len);
+	return 0;
+}
+
 static const struct uxdp_bpf_helper test_helpers[] = {
 	{ .id = BPF_FUNC_map_lookup_elem, .name = "map_lookup_elem",
-	  .fn = fn_none,
+	  .fn = fn_lookup,
 	  .args = { UXDP_BPF_ARG_MAP, UXDP_BPF_ARG_KEY },
 	  .ret = UXDP_BPF_RET_VALUE_OR_NULL },
 	{ .id = BPF_FUNC_map_update_elem, .name = "map_update_elem",
@@ -111,11 +156,12 @@ static const struct uxdp_bpf_helper test_helpers[] = {
 		    UXDP_BPF_ARG_ANY } },
 	{ .id = BPF_FUNC_ktime_get_ns, .name = "ktime_get_ns", .fn = fn_none },
 	{ .id = BPF_FUNC_xdp_adjust_head, .name = "xdp_adjust_head",
-	  .fn = fn_none, .args = { UXDP_BPF_ARG_CTX, UXDP_BPF_ARG_ANY } },
+	  .fn = fn_adjust_head,
+	  .args = { UXDP_BPF_ARG_CTX, UXDP_BPF_ARG_ANY } },
 	{ .id = BPF_FUNC_redirect_map, .name = "redirect_map", .fn = fn_none,
 	  .args = { UXDP_BPF_ARG_MAP, UXDP_BPF_ARG_ANY, UXDP_BPF_ARG_ANY } },
 	{ .id = BPF_FUNC_xdp_load_bytes, .name = "xdp_load_bytes",
-	  .fn = fn_none,
+	  .fn = fn_load_bytes,
 	  .args = { UXDP_BPF_ARG_CTX, UXDP_BPF_ARG_ANY, UXDP_BPF_ARG_MEM_WR,
 		    UXDP_BPF_ARG_SIZE } },
 	{ .id = BPF_FUNC_trace_printk, .name = "trace_printk", .fn = fn_none,
@@ -138,6 +184,26 @@ static const struct uxdp_bpf_helper *test_helper(uint32_t id)
 
 enum { ACCEPT, REJECT };
 
+/*
+ * A run of an accepted program by the interpreter: on the test packet
+ * (or, raw, memory) cut to @len with one byte changed, arr's value 0
+ * starting with the u32 @arr0; r0, or the fault and the instruction
+ * (before fixups) that took it.
+ */
+struct trun {
+	bool on;
+	uint16_t len;
+	int16_t patch_at;	/* -1: none */
+	uint8_t patch;
+	uint32_t arr0;
+	uint64_t r0;
+	uint32_t fault;		/* enum uxdp_bpf_fault */
+	uint32_t fault_at;
+};
+#define RUN(len, at, v, a0, r)		{ true, len, at, v, a0, r, 0, 0 }
+#define FAULT(len, at, v, a0, f, i)	{ true, len, at, v, a0, 0,	\
+					  UXDP_BPF_FAULT_##f, i }
+
 /* Expected counts: accesses, proven, checked, back edges. */
 struct counts {
 	uint32_t accesses, proven, checked, back_edges;
@@ -152,6 +218,7 @@ struct tcase {
 	enum uxdp_bpf_ctx_kind ctx;
 	uint32_t flags;			/* UXDP_BPF_BUILD_F_* */
 	int errnum;			/* REJECT: 0 means EINVAL */
+	struct trun runs[3];		/* ACCEPT */
 };
 
 #define C(a, p, c, b)	{ a, p, c, b }
@@ -162,6 +229,7 @@ static const struct tcase cases[] = {
 		"pass",
 		{ MOV64_IMM(0, XDP_PASS), EXIT },
 		ACCEPT, NULL, C(0, 0, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, XDP_PASS) },
 	},
 	{
 		"parse eth/ipv4/udp below one data_end check: all proven",
@@ -183,6 +251,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(5, 5, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, XDP_DROP), RUN(64, 37, 0x50, 0, XDP_PASS), RUN(41, -1, 0, 0, XDP_DROP) },
 	},
 	{
 		"data_end checked header by header (end on the left)",
@@ -202,11 +271,13 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(4, 4, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 17), RUN(20, -1, 0, 0, XDP_DROP) },
 	},
 	{
 		"a packet load with no data_end check: checked",
 		{ CTX_DATA(2), LDX(BPF_B, 0, 2, 0), EXIT },
 		ACCEPT, NULL, C(2, 1, 1, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x02), FAULT(0, -1, 0, 0, MEM, 1) },
 	},
 	{
 		"a packet load past the checked range: checked",
@@ -221,6 +292,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(3, 2, 1, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x4500), FAULT(14, -1, 0, 0, MEM, 6) },
 	},
 	{
 		"the range holds only on the checked branch",
@@ -236,6 +308,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(4, 3, 1, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x0008), FAULT(10, -1, 0, 0, MEM, 7) },
 	},
 	{
 		"metadata below data: proven",
@@ -250,6 +323,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(3, 3, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, XDP_PASS) },
 	},
 	{
 		"a variable IP header length: proven past its own check",
@@ -273,6 +347,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(5, 5, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 0xcd), RUN(40, -1, 0, 0, XDP_DROP), RUN(64, 14, 0x46, 0, 'd') },
 	},
 	{
 		"a packet pointer spilled and filled keeps its range",
@@ -289,6 +364,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(5, 5, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 0), RUN(13, -1, 0, 0, XDP_DROP) },
 	},
 	{
 		"map lookup, null check, constant offset: proven",
@@ -299,6 +375,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(2, 2, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x0f0e0d0c0b0a0908ULL) },
 	},
 	{
 		"map value checked through a copy",
@@ -315,6 +392,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(3, 3, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, XDP_PASS) },
 	},
 	{
 		"map value at a variable offset: checked",
@@ -328,6 +406,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(3, 2, 1, 0),
+		.runs = { RUN(64, -1, 0, 20, 20), FAULT(64, -1, 0, 100000, MEM, 9) },
 	},
 	{
 		"map value at a bounded variable offset: proven",
@@ -342,6 +421,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(3, 3, 0, 0),
+		.runs = { RUN(64, -1, 0, 2, 10) },
 	},
 	{
 		"map value indexed below a compare: proven",
@@ -354,9 +434,11 @@ static const struct tcase cases[] = {
 			ALU64_REG(BPF_ADD, 0, 1),
 			LDX(BPF_W, 0, 0, 0),		/* 3 * 4 + 4 <= 16 */
 			EXIT,
+			MOV64_IMM(0, 0),
 			EXIT,
 		},
 		ACCEPT, NULL, C(3, 3, 0, 0),
+		.runs = { RUN(64, -1, 0, 1, 0x07060504), RUN(64, -1, 0, 4, 0) },
 	},
 	{
 		"global data: .rodata read, .bss written",
@@ -369,6 +451,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(2, 2, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, XDP_PASS) },
 	},
 	{
 		"stack at a variable offset: checked",
@@ -383,6 +466,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(3, 1, 2, 0),
+		.runs = { RUN(64, -1, 0, 0, XDP_PASS), FAULT(64, 0, 0xff, 0, MEM, 5) },
 	},
 	{
 		"stack at a bounded variable offset: proven",
@@ -402,6 +486,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(4, 4, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, XDP_DROP) },
 	},
 	{
 		"a bounded loop gets a budget",
@@ -415,6 +500,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(0, 0, 0, 1),
+		.runs = { RUN(0, -1, 0, 0, 2) },
 	},
 	{
 		"a loop over a map value, indexed by its counter: proven",
@@ -433,11 +519,13 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(2, 2, 0, 1),
+		.runs = { RUN(64, -1, 0, 0, 114) },
 	},
 	{
 		"an unbounded loop is accepted (the budget ends it)",
 		{ MOV64_IMM(0, 0), JA(-1) },
 		ACCEPT, NULL, C(0, 0, 0, 1),
+		.runs = { FAULT(0, -1, 0, 0, BUDGET, 1) },
 	},
 	{
 		"bpf-to-bpf: the callee reads the context and a packet pointer",
@@ -458,6 +546,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(4, 4, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 11), RUN(10, -1, 0, 0, XDP_DROP) },
 	},
 	{
 		"bpf-to-bpf: a callee's write through a pointer kills the "
@@ -483,6 +572,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(6, 5, 1, 0),
+		.runs = { FAULT(64, -1, 0, 0, MEM, 11) },
 	},
 	{
 		"xdp_adjust_head makes every packet pointer stale",
@@ -502,6 +592,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(4, 3, 1, 0),
+		.runs = { FAULT(64, -1, 0, 0, MEM, 10) },
 	},
 	{
 		"a helper writes into the stack: the spill there goes",
@@ -520,6 +611,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(4, 3, 1, 0),
+		.runs = { FAULT(64, -1, 0, 0, MEM, 10) },
 	},
 	{
 		"trace_printk of a .rodata string",
@@ -531,6 +623,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(0, 0, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, XDP_PASS) },
 	},
 	{
 		"redirect through a map and a tail call",
@@ -546,6 +639,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(0, 0, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 0) },
 	},
 	{
 		"a branch never taken: its access is checked all the same",
@@ -557,6 +651,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(1, 0, 1, 0),
+		.runs = { RUN(64, -1, 0, 0, 0) },
 	},
 	{
 		"a register set on one path only: read as a number",
@@ -569,6 +664,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(2, 1, 1, 0),
+		.runs = { RUN(64, -1, 0, 0, 1) },
 	},
 	{
 		"an atomic on the stack and a cmpxchg",
@@ -582,6 +678,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(3, 3, 0, 0),
+		.runs = { RUN(0, -1, 0, 0, 1) },
 	},
 	{
 		"raw context: memory from r1 is checked, the stack proven",
@@ -592,6 +689,7 @@ static const struct tcase cases[] = {
 			EXIT,
 		},
 		ACCEPT, NULL, C(3, 2, 1, 0), UXDP_BPF_CTX_RAW,
+		.runs = { RUN(8, -1, 0, 0, 0x00020100), FAULT(6, -1, 0, 0, MEM, 0) },
 	},
 	{
 		"cpu v4 with the flag",
@@ -603,6 +701,7 @@ static const struct tcase cases[] = {
 		},
 		ACCEPT, NULL, C(0, 0, 0, 0), UXDP_BPF_CTX_RAW,
 		UXDP_BPF_BUILD_F_V4,
+		.runs = { RUN(0, -1, 0, 0, 1) },
 	},
 
 	/* ---- refused: what the kernel refuses of an XDP program ---- */
@@ -1007,6 +1106,71 @@ static void verify_code(const struct tcase *t, const struct uxdp_bpf_build *b)
 	assert_int_equal(budgets, b->stats.back_edges);
 }
 
+/* The test packet: Ethernet, IPv4, UDP from port 12345 to 53. */
+static const uint8_t test_pkt[64] = {
+	0x02, 0x00, 0x01, 0x02, 0x00, 0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x02,
+	0x08, 0x00,
+	0x45, 0x00, 0x00, 0x32, 0x00, 0x01, 0x00, 0x00, 0x40, 0x11, 0x00, 0x00,
+	0x0a, 0x00, 0x00, 0x01, 0x0a, 0x00, 0x00, 0x02,
+	0x30, 0x39, 0x00, 0x35, 0x00, 0x1e, 0xab, 0xcd,
+	'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n',
+	'o', 'p', 'q', 'r', 's', 't', 'u', 'v',
+};
+
+#define T_HEADROOM	256
+
+static struct uxdp_rxq_info test_rxq = { .queue_index = 3, .ifindex = 7 };
+
+/*
+ * Run @c as @r says. The buffer ends where the packet does, so a read or
+ * write past it that no check stopped is AddressSanitizer's to see.
+ */
+static void run_one(const struct tcase *t, const struct uxdp_bpf_code *c,
+		    const struct trun *r)
+{
+	uint8_t *buf = malloc(T_HEADROOM + r->len + 1), *pkt;
+	struct uxdp_bpf_run run = { .code = c };
+	struct uxdp_buff x;
+	uint64_t r0;
+	uint32_t i;
+
+	assert_non_null(buf);
+	pkt = buf + T_HEADROOM;
+	memcpy(pkt, test_pkt, MIN(r->len, sizeof(test_pkt)));
+	if (r->patch_at >= 0)
+		pkt[r->patch_at] = r->patch;
+	for (i = 0; i < sizeof(arr_values); i++)
+		arr_values[i] = (uint8_t)i;
+	memcpy(arr_values, &r->arr0, sizeof(r->arr0));
+	memset(bss_values, 0, sizeof(bss_values));
+	if (c->ctx_kind == UXDP_BPF_CTX_RAW) {
+		/* Raw memory is the packet itself, nothing around it. */
+		memmove(buf, pkt, r->len);
+		run.mem = buf;
+		run.mem_len = r->len;
+		r0 = uxdp_bpf_interp_run(&run, (uintptr_t)buf, r->len);
+	} else {
+		x = (struct uxdp_buff){
+			.data = pkt, .data_end = pkt + r->len, .data_meta = pkt,
+			.data_hard_start = buf, .rxq = &test_rxq,
+			.frame_sz = T_HEADROOM + r->len,
+		};
+		run.ctx = &x;
+		r0 = uxdp_bpf_interp_run(&run, (uintptr_t)&x, 0);
+	}
+	if (run.fault != r->fault)
+		fail_msg("%s: len %u: fault %u at %u (insn %u), want %u", t->name,
+			 r->len, run.fault, run.fault_pc,
+			 run.fault ? c->orig_idx[run.fault_pc] : 0, r->fault);
+	if (run.fault && c->orig_idx[run.fault_pc] != r->fault_at)
+		fail_msg("%s: len %u: fault at insn %u, want %u", t->name,
+			 r->len, c->orig_idx[run.fault_pc], r->fault_at);
+	if (!run.fault && r0 != r->r0)
+		fail_msg("%s: len %u: r0 0x%llx, want 0x%llx", t->name, r->len,
+			 (unsigned long long)r0, (unsigned long long)r->r0);
+	free(buf);
+}
+
 static void test_table(void **state)
 {
 	size_t i;
@@ -1053,6 +1217,9 @@ static void test_table(void **state)
 				      b.stats.accesses, b.stats.proven,
 				      b.stats.checked, b.stats.back_edges);
 		verify_code(t, &b);
+		for (size_t k = 0; k < ARRAY_SIZE(t->runs) && t->runs[k].on;
+		     k++)
+			run_one(t, b.code, &t->runs[k]);
 		uxdp_bpf_code_free(b.code);
 	}
 }
@@ -1256,6 +1423,154 @@ static void test_bad_builds(void **state)
 	assert_int_equal(b.stats.accesses, 0);
 }
 
+/* ---- the conformance suite, through the safety pass --------------------- */
+
+#ifndef UXDP_BPF_CONFORMANCE_DIR
+#define UXDP_BPF_CONFORMANCE_DIR "../shared/bpf-conformance"
+#endif
+
+static uint64_t fn_unwind(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+			  uint64_t e)
+{
+	(void)b, (void)c, (void)d, (void)e;
+	return a;
+}
+
+static const struct uxdp_bpf_helper unwind_helper = {
+	.id = UXDP_BPF_RAW_HELPER, .name = "unwind", .fn = fn_unwind,
+	.args = { UXDP_BPF_ARG_ANY }, .flags = UXDP_BPF_HELPER_UNWIND,
+};
+
+static const struct uxdp_bpf_helper *suite_helper(uint32_t id)
+{
+	return id == UXDP_BPF_RAW_HELPER ? &unwind_helper : NULL;
+}
+
+/* r0 and the memory after a run of @c on a copy of @d's memory. */
+static uint64_t suite_run(const struct uxdp_bpf_code *c,
+			  const struct t_bpf_data *d, uint8_t *mem,
+			  struct uxdp_bpf_run *run)
+{
+	memcpy(mem, d->mem, d->mem_len);
+	*run = (struct uxdp_bpf_run){ .code = c, .mem = mem,
+				      .mem_len = d->mem_len };
+	return uxdp_bpf_interp_run(run, (uintptr_t)mem, d->mem_len);
+}
+
+/*
+ * Every program of the suite as a raw-context program through the safety
+ * pass and the fixups: accepted (the kernel's own refusals aside: shifts
+ * by an immediate of the operand's width or more), and run by the
+ * interpreter to the same r0 and the same memory as the same program
+ * without them (the raw path), which is the suite's result.
+ */
+static void test_conformance(void **state)
+{
+	const char *dir_name = getenv("UXDP_BPF_CONFORMANCE_DIR");
+	uint32_t n = 0, passed = 0, kernel = 0, scope = 0;
+	struct uxdp_bpf_check_stats sum = { 0 };
+	char path[1024], why[512];
+	struct dirent *de;
+	DIR *dir;
+
+	(void)state;
+	if (!dir_name || !*dir_name)
+		dir_name = UXDP_BPF_CONFORMANCE_DIR;
+	snprintf(path, sizeof(path), "%s/tests", dir_name);
+	dir = opendir(path);
+	if (!dir) {
+		const char *ci = getenv("UXDP_CI");
+
+		fprintf(stderr, "*** no conformance suite at %s (set "
+			"UXDP_BPF_CONFORMANCE_DIR) ***\n", path);
+		if (ci && *ci && *ci != '0')
+			fail_msg("UXDP_CI is set: a skip is a failure here");
+		skip();
+	}
+	while ((de = readdir(dir))) {
+		struct uxdp_bpf_code *raw = NULL;
+		struct uxdp_bpf_run run1, run2;
+		struct uxdp_bpf_build b;
+		struct bpf_insn *insns;
+		struct t_bpf_data d;
+		uint8_t *m1, *m2;
+		uint64_t r1, r2;
+		uint32_t len, i;
+		size_t nl = strlen(de->d_name);
+
+		if (nl < 6 || strcmp(de->d_name + nl - 5, ".data"))
+			continue;
+		snprintf(path, sizeof(path), "%s/tests/%s", dir_name,
+			 de->d_name);
+		if (t_bpf_data_read(path, &d, why, sizeof(why)))
+			fail_msg("%s: %s", de->d_name, why);
+		n++;
+		if (d.asm_text ? uxdp_bpf_asm(d.asm_text, &insns, &len) :
+				 uxdp_bpf_asm_raw(d.raw_text, &insns, &len))
+			fail_msg("%s: %s", de->d_name, uxdp_errmsg());
+		memset(&b, 0, sizeof(b));
+		b.name = de->d_name;
+		b.insns = insns;
+		b.len = len;
+		b.ctx_kind = UXDP_BPF_CTX_RAW;
+		b.helper = suite_helper;
+		b.flags = UXDP_BPF_BUILD_F_V4;
+		if (uxdp_bpf_prepare(&b)) {
+			if (strstr(uxdp_errmsg(), ": shift by "))
+				kernel++;
+			else if (strstr(uxdp_errmsg(), "callx") ||
+				 strstr(uxdp_errmsg(), "legacy packet load"))
+				scope++;
+			else
+				fail_msg("%s", uxdp_errmsg());
+			free(insns);
+			t_bpf_data_free(&d);
+			continue;
+		}
+		if (uxdp_bpf_raw_code(de->d_name, insns, len, 0, &raw))
+			fail_msg("%s: the raw path refused it: %s", de->d_name,
+				 uxdp_errmsg());
+		m1 = malloc(d.mem_len + 1);
+		m2 = malloc(d.mem_len + 1);
+		assert_true(m1 && m2);
+		r1 = suite_run(b.code, &d, m1, &run1);
+		r2 = suite_run(raw, &d, m2, &run2);
+		if (run1.fault || run2.fault)
+			fail_msg("%s: fault %u at insn %u (raw: %u)", de->d_name,
+				 run1.fault, b.code->orig_idx[run1.fault_pc],
+				 run2.fault);
+		if (r1 != r2 || memcmp(m1, m2, d.mem_len))
+			fail_msg("%s: r0 0x%llx, unchecked 0x%llx", de->d_name,
+				 (unsigned long long)r1,
+				 (unsigned long long)r2);
+		if (d.has_result && r1 != d.result)
+			fail_msg("%s: r0 0x%llx, the suite says 0x%llx",
+				 de->d_name, (unsigned long long)r1,
+				 (unsigned long long)d.result);
+		for (i = 0; i < b.code->len; i++)
+			assert_true(b.code->orig_idx[i] < len);
+		sum.accesses += b.stats.accesses;
+		sum.proven += b.stats.proven;
+		sum.checked += b.stats.checked;
+		sum.back_edges += b.stats.back_edges;
+		passed++;
+		free(m1);
+		free(m2);
+		uxdp_bpf_raw_free(raw);
+		uxdp_bpf_code_free(b.code);
+		free(insns);
+		t_bpf_data_free(&d);
+	}
+	closedir(dir);
+	print_message("conformance through the safety pass: %u of %u pass, "
+		      "%u refused as the kernel would, %u out of scope; "
+		      "accesses %u: %u proven, %u checked; %u back edges\n",
+		      passed, n, kernel, scope, sum.accesses, sum.proven,
+		      sum.checked, sum.back_edges);
+	assert_true(n > 300);
+	assert_int_equal(passed + kernel + scope, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1264,6 +1579,7 @@ int main(void)
 		cmocka_unit_test(test_checks_and_budget),
 		cmocka_unit_test(test_jump_too_far),
 		cmocka_unit_test(test_bad_builds),
+		cmocka_unit_test(test_conformance),
 	};
 
 	t_test_filter();
