@@ -388,6 +388,38 @@ int uxdp_bpf_raw_code(const char *name, const struct bpf_insn *insns,
 		      struct uxdp_bpf_code **out);
 void uxdp_bpf_raw_free(struct uxdp_bpf_code *code);
 
+/* ---- check.c -> fixup.c: what the safety pass decided (check.c) --------- */
+
+/* Back edges a run may take when the loader asks for no other budget:
+ * as many as the kernel's verifier would walk instructions (its
+ * BPF_COMPLEXITY_LIMIT_INSNS), so no loop it accepts runs out. */
+#define UXDP_BPF_DEFAULT_BUDGET	(1ULL << 20)
+
+#define UXDP_BPF_NO_REGION	UINT16_MAX	/* a map with no value area */
+
+/* Per instruction of the program as loaded. */
+struct uxdp_bpf_aux {
+	uint8_t flags;		/* UXDP_BPF_AUX_* */
+	uint8_t kind;		/* a memory access: 0 proven, else the
+				 * check it needs (enum uxdp_bpf_mem_kind) */
+	uint8_t ctx_field;	/* AUX_CTX: enum uxdp_bpf_ctx_field */
+	uint16_t region;	/* kind REGION: index in code->regions */
+};
+#define UXDP_BPF_AUX_SEEN	(1U << 0)	/* reached by the analysis */
+#define UXDP_BPF_AUX_MEM	(1U << 1)	/* a load, store or atomic */
+#define UXDP_BPF_AUX_CTX	(1U << 2)	/* a u32 load from xdp_md */
+#define UXDP_BPF_AUX_BACK	(1U << 3)	/* a backward jump */
+
+struct uxdp_bpf_facts {
+	const struct uxdp_bpf_aux *aux;		/* b->len of them */
+	const uint16_t *map_region;		/* per map, or NO_REGION */
+	uint32_t nregions;
+	uint32_t stack_size;	/* bytes below r10 any frame reaches */
+};
+
+/* The rewrites (fixup.c): b->code from b's instructions and the facts. */
+int uxdp_bpf_fixup(struct uxdp_bpf_build *b, const struct uxdp_bpf_facts *f);
+
 /* ==== loader.c, map.c, map_array.c, helpers.c, prog.c ===================== */
 
 /* ---- maps: map.c, one file per family, map_types.h lists the types ------- */

@@ -16,12 +16,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <linux/bpf.h>
+
 #include <uxdp/umem.h>
 
 #include "../t_rss_key.h"
 
 struct seed {
-	uint8_t b[512];
+	uint8_t b[1024];
 	size_t n;
 };
 
@@ -913,6 +915,96 @@ static void gen_rss(void)
 	put("rss", "toeplitz-short-key", &s);
 }
 
+
+/* fuzz_bpf_check: a flags byte, then instructions (raw, 8 bytes each). */
+static void ins(struct seed *s, unsigned code, unsigned dst, unsigned src,
+		int off, int32_t imm)
+{
+	u8(s, code);
+	u8(s, dst | src << 4);
+	u16(s, (uint16_t)off);
+	u32(s, (uint32_t)imm);
+}
+
+static void gen_bpf_check(void)
+{
+	struct seed s;
+	unsigned i;
+
+	/* Parse Ethernet, IPv4, UDP below a data_end check. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 0);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 3, 1, 4, 0);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_DROP);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_X, 4, 2, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, 42);
+	ins(&s, BPF_JMP | BPF_JGT | BPF_X, 4, 3, 6, 0);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_H, 5, 2, 12, 0);
+	ins(&s, BPF_JMP | BPF_JNE | BPF_K, 5, 0, 4, 8);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_B, 5, 2, 23, 0);
+	ins(&s, BPF_JMP | BPF_JNE | BPF_K, 5, 0, 2, 17);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_H, 5, 2, 36, 0);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS);
+	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	put("bpf_check", "parse-udp", &s);
+
+	/* A lookup, its null check, a value at a variable offset. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 0);
+	ins(&s, BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4);
+	ins(&s, BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_IDX, 0, 0);
+	ins(&s, 0, 0, 0, 0, 0);
+	ins(&s, BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
+	ins(&s, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 4, 0);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 1, 0, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_X, 0, 1, 0, 0);
+	ins(&s, BPF_STX | BPF_ATOMIC | BPF_W, 0, 1, 4, BPF_ADD);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1);
+	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	put("bpf_check", "lookup-var", &s);
+
+	/* A bounded loop over the stack, a call, a global. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 0);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_K, 6, 0, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -64);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_X, 2, 6, 0, 0);
+	ins(&s, BPF_ST | BPF_MEM | BPF_B, 2, 0, 0, 7);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 6, 0, 0, 1);
+	ins(&s, BPF_JMP | BPF_JLT | BPF_K, 6, 0, -6, 64);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, -8);
+	ins(&s, BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1);
+	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	ins(&s, BPF_LD | BPF_IMM | BPF_DW, 2, BPF_PSEUDO_MAP_IDX_VALUE, 0, 2);
+	ins(&s, 0, 0, 0, 0, 8);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_DW, 0, 1, 0, 0);
+	ins(&s, BPF_STX | BPF_MEM | BPF_DW, 2, 0, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_AND | BPF_K, 0, 0, 0, 3);
+	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	put("bpf_check", "loop-call-global", &s);
+
+	/* A raw run's memory (the conformance suite's context). */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 1);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 0, 1, 4, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_X, 1, 0, 0, 0);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_B, 0, 1, 0, 0);
+	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	put("bpf_check", "raw-mem", &s);
+
+	/* Generated instructions: the same bytes each time. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 4);
+	for (i = 0; i < 64 * 8; i++)
+		u8(&s, (i * 37 + 11) & 0xff);
+	put("bpf_check", "generated", &s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -931,5 +1023,6 @@ int main(int argc, char **argv)
 	gen_prog();
 	gen_xsk();
 	gen_rss();
+	gen_bpf_check();
 	return 0;
 }
