@@ -20,7 +20,9 @@
  *			interpreter running
  *	helpers.c	helpers by id; map.c and map_<family>.c the maps
  *	insn.c		insn_table.h's expansions: validity, mnemonics,
- *			the disassembler and the assembler
+ *			the disassembler; asm.c the assembler
+ *	raw.c		a code straight from instructions, no safety pass:
+ *			the conformance suite's and the ISA tests' path
  *
  * Nothing below the bpf layer knows it exists: a loaded program is an
  * ordinary struct uxdp_prog (src/xdp), its redirects the xdp layer's.
@@ -68,6 +70,23 @@ int uxdp_bpf_insn_valid(const struct bpf_insn *insn, size_t left,
 /* The instruction in the conformance suite's spelling ("ldxw %r2,
  * [%r1+4]"); returns the length snprintf would. */
 int uxdp_bpf_insn_str(const struct bpf_insn *insn, char *buf, size_t len);
+
+/*
+ * uxdp_bpf_insn_valid() with its rules chosen: UXDP_BPF_VALID_INTERNAL
+ * allows the internal rows, UXDP_BPF_VALID_KERNEL adds the rules the
+ * kernel's verifier keeps beyond RFC 9669 (a shift by an immediate of the
+ * operand's width or more: the RFC masks it, the kernel refuses it).
+ * uxdp_bpf_insn_valid() is both of them, internal as asked; the raw path
+ * (raw.c) runs the conformance suite by the RFC alone.
+ */
+#define UXDP_BPF_VALID_INTERNAL	(1U << 0)
+#define UXDP_BPF_VALID_KERNEL	(1U << 1)
+int uxdp_bpf_insn_valid_ex(const struct bpf_insn *insn, size_t left,
+			   uint32_t rules, const char **why);
+
+/* The atomic operations by imm >> 4 ("add", "xchg", ...; NULL: none): the
+ * disassembler's spelling and the assembler's. */
+extern const char *const uxdp_bpf_atomic_names[16];
 
 /* ---- internal instructions (group INTERNAL), made by fixup.c only -------- */
 
@@ -249,9 +268,18 @@ struct uxdp_bpf_run {
 	uint32_t fault_pc;
 };
 
-extern __thread struct uxdp_bpf_run *uxdp_bpf_cur;
+/* Defined in interp.c; initial-exec, as UXDP_TLS_FAST (src/internal.h),
+ * since helpers read it on every call. */
+extern __thread struct uxdp_bpf_run *uxdp_bpf_cur
+	__attribute__((tls_model("initial-exec")));
 
-/* The interpreter: r0 at exit, or 0 with run->fault set. */
+/*
+ * The interpreter: r0 at exit, or 0 with run->fault set. The caller fills
+ * run->code and the context (ctx for XDP, mem and mem_len for RAW); the
+ * engine sets the rest (stack bounds, budget from code->budget, no tail
+ * calls yet, no fault). The stack is the thread's own (interp.c), so a
+ * thread runs one program at a time.
+ */
 uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
 			     uint64_t r2);
 
@@ -367,5 +395,53 @@ unsigned uxdp_bpf_jit_passes(const struct uxdp_bpf_jit *jit);
  * instead, so that the sizes settle (10; tests lower it to run the
  * padded layouts). */
 extern unsigned uxdp_bpf_jit_pad_pass;
+
+/* ---- asm.c, raw.c: programs from text, run without the safety pass ------- */
+
+/*
+ * The conformance suite's assembler dialect (uBPF's), one instruction or
+ * label a line: "mov32 %r0, 0", "ldxb %r0, [%r1+0x2]", "lddw %r0, 0x1122",
+ * "lock fetch add32 [%r10-4], %r1", "jeq %r1, 3, +2" or a label ("name:";
+ * "exit" names the first exit unless defined), "call 5", "call local NAME",
+ * "call %r2" (callx: assembled, for the validity rules to refuse), "#"
+ * comments. Every uxdp_bpf_insn_str() spelling assembles back to its
+ * instruction, the internal rows' included. Mnemonics are the table's
+ * (insn_table.h) with the suite's variants (sdiv, movsx832, le16, swap16,
+ * add64, ...). Fields are range-checked, not validated: that is
+ * uxdp_bpf_insn_valid()'s. 0 with *@insns (free()) and *@len, else -EINVAL
+ * and uxdp_errmsg() "line N: REASON", or -ENOMEM.
+ */
+int uxdp_bpf_asm(const char *text, struct bpf_insn **insns, uint32_t *len);
+
+/*
+ * The suite's "-- raw" form: 64-bit instruction words in hex ("0x...18",
+ * the word the instruction is in host order) or its bytes in memory order
+ * as two-digit hex ("18 00 00 00 88 77 66 55"), mixed, "#" comments.
+ * Returns as uxdp_bpf_asm().
+ */
+int uxdp_bpf_asm_raw(const char *text, struct bpf_insn **insns,
+		     uint32_t *len);
+
+/*
+ * A code for the engines straight from instructions, with no safety pass
+ * and no fixups: for the conformance suite and the ISA's own tests. What
+ * the engines rely on is still checked: each instruction valid by the RFC
+ * (UXDP_BPF_VALID_INTERNAL with UXDP_BPF_RAW_F_INTERNAL), every jump and
+ * local call inside the program and not into a lddw, no lddw of a map, a
+ * helper call only to UXDP_BPF_RAW_HELPER, the last instruction an exit or
+ * a ja. The code is RAW (r1 = memory, r2 = its length), one 512-byte frame
+ * a call, no regions, a budget of UXDP_BPF_RAW_BUDGET; a test may change
+ * those fields before running it. Memory accesses are not checked: run
+ * only trusted programs on memory they may touch. 0 with *@out, else
+ * -EINVAL and uxdp_errmsg() "prog NAME: insn N (DISASSEMBLY): REASON", or
+ * -ENOMEM. Free with uxdp_bpf_raw_free().
+ */
+#define UXDP_BPF_RAW_F_INTERNAL	(1U << 0)	/* the internal rows too */
+#define UXDP_BPF_RAW_HELPER	5	/* the suite's: r0 = r1, unwinds on 0 */
+#define UXDP_BPF_RAW_BUDGET	(1ULL << 32)
+int uxdp_bpf_raw_code(const char *name, const struct bpf_insn *insns,
+		      uint32_t len, uint32_t flags,
+		      struct uxdp_bpf_code **out);
+void uxdp_bpf_raw_free(struct uxdp_bpf_code *code);
 
 #endif /* UXDP_BPF_INTERNAL_H */

@@ -59,13 +59,6 @@
 
 #include "bpf_internal.h"
 
-/*
- * The run a helper is called from. Defined weak so that whichever of the
- * engines links first provides it, and the interpreter's (a strong one)
- * wins when both are in. Initial-exec: one %fs-relative access per run.
- */
-UXDP_TLS_FAST __attribute__((weak)) struct uxdp_bpf_run *uxdp_bpf_cur;
-
 #if defined(__x86_64__)
 
 #include <stdio.h>
@@ -1497,12 +1490,14 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 		return uxdp_fail(E2BIG, "prog %s: jit: %u instructions, more "
 				 "than %u", code->name ? code->name : "?",
 				 code->len, UXDP_BPF_MAX_INSNS);
-	/* The fields every encoder relies on (registers 0..10 above all). */
+	/* The fields every encoder relies on (registers 0..10 above all),
+	 * by the RFC's rules: a shift by the width or more is masked here
+	 * as the RFC says, so the kernel's refusal of it is not needed. */
 	for (i = 0; i < code->len; i += slots) {
 		slots = code->insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) ?
 			2 : 1;
-		if (uxdp_bpf_insn_valid(&code->insns[i], code->len - i, true,
-					&why))
+		if (uxdp_bpf_insn_valid_ex(&code->insns[i], code->len - i,
+					   UXDP_BPF_VALID_INTERNAL, &why))
 			return insn_fail(&j, i, EINVAL, why);
 	}
 	j.addrs = calloc(code->len, sizeof(*j.addrs));
