@@ -383,13 +383,10 @@ static void alu_run(uint8_t code, int16_t off, int dst, int src)
 	A(&p, MOV64_X(base, 1));
 	for (a = 0; a < na; a++) {
 		for (b = 0; b < nb; b++) {
+			/* Shifts by an immediate of the width or more too:
+			 * the RFC masks the count. */
 			int32_t imm = x || op == BPF_NEG ? 0 : edge_imm[b];
 
-			/* Shifts by an immediate: only valid counts. */
-			if (!x && (op == BPF_LSH || op == BPF_RSH ||
-				   op == BPF_ARSH) &&
-			    (uint32_t)imm >= (w ? 64U : 32U))
-				imm = imm & (w ? 63 : 31);
 			for (s = 0; s < 3; s++)
 				if (sent[s] != dst && sent[s] != src &&
 				    sent[s] != base)
@@ -420,10 +417,6 @@ static void alu_run(uint8_t code, int16_t off, int dst, int src)
 			int32_t imm = x || op == BPF_NEG ? 0 : edge_imm[b];
 			uint64_t *c = &mem[k * CASE_WORDS];
 
-			if (!x && (op == BPF_LSH || op == BPF_RSH ||
-				   op == BPF_ARSH) &&
-			    (uint32_t)imm >= (w ? 64U : 32U))
-				imm = imm & (w ? 63 : 31);
 			if (x)
 				sv = src == dst ? d : edge[b];
 			else
@@ -1286,9 +1279,12 @@ static void test_helper_unwind(void **state)
  */
 static void test_local_call_depth(void **state)
 {
+	static const uint32_t stack_sizes[] = { 512, 64, 0 };
 	uint64_t n;
+	size_t z;
 
 	(void)state;
+	for (z = 0; z < ARRAY_SIZE(stack_sizes); z++)
 	for (n = 0; n <= 8; n++) {
 		struct tp p = { 0 };
 		struct uxdp_bpf_code c;
@@ -1310,12 +1306,15 @@ static void test_local_call_depth(void **state)
 		  MOV64_K(0, 1000), EXIT,
 		  ALU64_K(BPF_ADD, 0, 1), EXIT);
 		c = t_code(&p);
+		c.stack_size = stack_sizes[z];
 		jit = t_compile(&c);
 		r0 = uxdp_bpf_jit_run(jit, &run, 0, 0);
-		/* main, then f(n) .. f(0): n + 2 frames */
+		/* main, then f(n) .. f(0): n + 2 frames; with no stack,
+		 * every frame is at one r10 and [r10-8] is shared */
 		if (n + 2 <= UXDP_BPF_MAX_DEPTH) {
 			assert_int_equal(run.fault, 0);
-			assert_int_equal(r0, n + 77);
+			assert_int_equal(r0, stack_sizes[z] || n < 2 ? n + 77 :
+					 1000 + 77);
 		} else {
 			assert_int_equal(run.fault, UXDP_BPF_FAULT_DEPTH);
 			assert_int_equal(run.fault_pc, 11);
@@ -1326,16 +1325,16 @@ static void test_local_call_depth(void **state)
 	}
 }
 
-/* The callee's r10 is one frame below, its stack its own; the caller's
+/* The callee's r10 is stack_size below, its stack its own; the caller's
  * stack is reachable through a pointer; r6..r9 come back as they were. */
-static void test_local_call_frames(void **state)
+static void local_call_frames(uint32_t stack_size)
 {
+	struct uxdp_bpf_code c;
 	uint64_t mem[10];
 	struct tp p = { 0 };
 	struct tres r;
 	int k;
 
-	(void)state;
 	tp_begin_dump(&p);
 	for (k = 6; k <= 9; k++)
 		A(&p, MOV64_K(k, 600 + k));
@@ -1369,16 +1368,25 @@ static void test_local_call_frames(void **state)
 			}
 		}
 		q.in[call].imm += 2;
-		r = t_run(&q, mem, sizeof(mem));
+		c = t_code(&q);
+		c.stack_size = stack_size;
+		r = t_run_code(&c, mem, sizeof(mem));
 		tp_free(&q);
 	}
 	assert_int_equal(r.fault, 0);
-	assert_int_equal(mem[0], UXDP_BPF_STACK);
+	assert_int_equal(mem[0], stack_size);
 	assert_int_equal(mem[2], 1234);
 	assert_int_equal(mem[3], 55);
 	for (k = 6; k <= 9; k++)
 		assert_int_equal(mem[k], 600 + k);
 	tp_free(&p);
+}
+
+static void test_local_call_frames(void **state)
+{
+	(void)state;
+	local_call_frames(UXDP_BPF_STACK);
+	local_call_frames(64);
 }
 
 /* ---- checks ------------------------------------------------------------------ */
@@ -1780,6 +1788,7 @@ static void test_tail_calls(void **state)
 	r0 = uxdp_bpf_jit_run(jself, &run, (uint64_t)(uintptr_t)mem, 16);
 	assert_int_equal(run.fault, 0);
 	assert_int_equal(r0, 5 + 42 + 100);
+	assert_ptr_equal(run.code, &self);	/* the caller's again */
 	uxdp_bpf_jit_free(jself);
 	tp_free(&ps);
 

@@ -347,18 +347,20 @@ const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len);
 /* ---- jit_x86_64.c: the JIT's reading of the run, and what it shows ------ */
 
 /*
- * What uxdp_bpf_jit_run() does with a run (the interpreter should agree,
- * and the differential tests hold both to it):
+ * What uxdp_bpf_jit_run() does with a run (the interpreter agrees, and
+ * the differential tests hold both to it):
  *
  * - It fills the run: code; ctx = r1 (XDP) or mem = r1, mem_len = r2
- *   (RAW), the other NULL/0; stack_lo/hi; budget = code->budget;
- *   tail_calls, fault and fault_pc 0. uxdp_bpf_cur is the run while it
- *   runs (the previous value after).
- * - Stack: UXDP_BPF_MAX_DEPTH frames of UXDP_BPF_STACK bytes each, one
- *   block, whatever code->stack_size is; frame k has r10 = stack_hi -
- *   k * UXDP_BPF_STACK. The contents at entry are unspecified. A
- *   bpf-to-bpf call that would need a 9th frame faults DEPTH at the call.
- *   After a call, r6..r9 and r10 are the caller's, r1..r5 unspecified.
+ *   (RAW), the other NULL/0 (the interpreter takes them from the caller:
+ *   fill them the same); stack_lo/hi; budget = code->budget; tail_calls,
+ *   fault and fault_pc 0. uxdp_bpf_cur is the run while it runs (the
+ *   previous value after).
+ * - Stack: one block of UXDP_BPF_MAX_DEPTH * UXDP_BPF_STACK bytes; r10
+ *   starts at stack_hi and a bpf-to-bpf call moves it down by the calling
+ *   code's stack_size. The contents at entry are unspecified. The call
+ *   that would make a 9th frame faults DEPTH at the call. After a call,
+ *   r6..r9 and r10 are the caller's, r1..r5 what the callee left, and
+ *   run->code the caller's (a tail call in the callee changed it).
  * - check (kinds): PKT is [data_meta, data_end) when data_meta <= data,
  *   else [data, data_end), of run->ctx (an XDP program only: elsewhere it
  *   always faults); STACK the whole block above; RAW [mem, mem +
@@ -377,7 +379,9 @@ const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len);
  *   falls through (r0 unchanged). Otherwise run->code = the target and
  *   it runs from its first instruction in the same frame (r10), with the
  *   registers as they are (r1 the context). Its exit in frame 0 ends the
- *   run; deeper, it returns to the caller of the frame.
+ *   run; deeper, it returns to the caller of the frame. The JIT cannot
+ *   run an interpreted target, the interpreter runs any: an array is all
+ *   one or the other (checked when a slot is set).
  * - Past the last instruction: fault INSN, fault_pc = len.
  *
  * Free a JIT before its code: uxdp_bpf_jit_free() clears the code's

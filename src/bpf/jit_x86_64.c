@@ -15,17 +15,18 @@
  * helpers keep it); r9, r10 and r11 are scratch inside one instruction.
  *
  * Frames. The eBPF stack is not interleaved with the native one: the run
- * gets one block of UXDP_BPF_MAX_DEPTH frames of UXDP_BPF_STACK bytes in
+ * gets one block of UXDP_BPF_MAX_DEPTH * UXDP_BPF_STACK bytes in
  * uxdp_bpf_jit_run()'s native frame, [run->stack_lo, run->stack_hi), and
- * frame k has r10 = stack_hi - k * UXDP_BPF_STACK. A STACK check may then
- * allow the whole block (every frame, as a pointer into a caller's stack
- * is legal) without ever reaching a return address or a saved register.
- * A bpf-to-bpf call pushes r6..r9 and r10, moves r10 one frame down and
- * does a native call; the depth is r10's distance from stack_hi, so the
- * call that would need a frame below stack_lo faults (DEPTH). An exit
- * with r10 == stack_hi leaves the program (the epilogue), any other one
- * returns to its caller. Fixed-size frames also let a tail call run a
- * target of any stack size in the frame it was made from.
+ * r10 starts at stack_hi. A STACK check may then allow the whole block
+ * (every frame, as a pointer into a caller's stack is legal) without ever
+ * reaching a return address or a saved register. A bpf-to-bpf call
+ * pushes r6..r9 and r10, moves r10 down by the calling code's stack_size
+ * (as the interpreter does) and makes a native call. Each frame pushes
+ * 48 bytes on the native stack, so the depth is rsp's distance from the
+ * rsp the prologue saved: the call that would make a 9th frame faults
+ * (DEPTH), and an exit leaves the program (the epilogue) when nothing is
+ * pushed, else returns to its caller. Eight frames of at most 512 bytes
+ * fit the block whatever sizes a chain of tail calls mixes.
  *
  * The image:
  *
@@ -134,6 +135,7 @@ struct jit {
 	bool overflow;
 	uint32_t idx;			/* instruction being emitted */
 	bool bad_jump;			/* last pass: a rel8 out of reach */
+	bool tail_calls;		/* the code has a tail_call */
 };
 
 /* ---- encoders ------------------------------------------------------------- */
@@ -783,24 +785,40 @@ static int emit_cond_jmp(struct jit *j, const struct bpf_insn *in,
 	return 0;
 }
 
-/* A bpf-to-bpf call: a frame down, the callee-saved registers kept. */
+/* r11 = the bytes bpf-to-bpf calls have pushed: 48 a frame (five
+ * registers and the return address) below the rsp the prologue saved. */
+#define CALL_PUSH	48
+static void emit_call_depth(struct jit *j)
+{
+	emit_rm(j, X_W, 0x8b, AUX, RUN, RUN_OFF(stack_hi));
+	emit_rm(j, X_W, 0x8b, AUX, AUX, 0);
+	emit_rr(j, X_W, 0x29, RSP, AUX);		/* sub r11, rsp */
+}
+
+/*
+ * A bpf-to-bpf call: r6..r9 and r10 pushed (five pushes and the return
+ * address keep rsp 16-aligned), r10 this code's stack_size down, as the
+ * interpreter does; the call that would make a 9th frame faults. After
+ * the return, run->code is this code again, if the callee may have
+ * tail-called another.
+ */
 static void emit_local_call(struct jit *j, uint32_t target)
 {
 	uint32_t stub = new_site(j, UXDP_BPF_FAULT_DEPTH);
 	uint32_t to = target_start(j, target);
 	int64_t d;
 
-	/* The callee's frame is [r10 - 2 * FRAME, r10 - FRAME). */
-	emit_rm(j, X_W, 0x8d, AUX, RBP, -2 * FRAME);	/* lea */
-	emit_rm(j, X_W, 0x3b, AUX, RUN, RUN_OFF(stack_lo));
-	emit_jump(j, CC_B, stub);
-	/* Five pushes and the return address: rsp stays 16-aligned. */
+	emit_call_depth(j);
+	emit_alu_imm(j, X_W, 7, AUX, CALL_PUSH * (UXDP_BPF_MAX_DEPTH - 1));
+	emit_jump(j, CC_AE, stub);
 	emit_push(j, RBX);
 	emit_push(j, R13);
 	emit_push(j, R14);
 	emit_push(j, R15);
 	emit_push(j, RBP);
-	emit_rm(j, X_W, 0x8d, RBP, RBP, -FRAME);	/* lea rbp, [rbp-F] */
+	if (j->code->stack_size)
+		emit_rm(j, X_W, 0x8d, RBP, RBP,
+			-(int32_t)j->code->stack_size);	/* lea */
 	d = (int64_t)to - (here(j) + 5);
 	emit1(j, 0xe8);
 	emit4(j, (uint32_t)d);
@@ -809,14 +827,20 @@ static void emit_local_call(struct jit *j, uint32_t target)
 	emit_pop(j, R14);
 	emit_pop(j, R13);
 	emit_pop(j, RBX);
+	if (j->tail_calls) {
+		emit_mov_imm64(j, AUX, (uint64_t)(uintptr_t)j->code);
+		emit_rm(j, X_W, 0x89, AUX, RUN, RUN_OFF(code));
+	}
 }
 
-/* exit: in frame 0 the epilogue, deeper a return to the caller. */
+/* exit: in frame 0 (nothing pushed by calls) the epilogue, deeper a
+ * return to the caller. */
 static void emit_exit(struct jit *j)
 {
 	uint32_t to_ret;
 
-	emit_rm(j, X_W, 0x3b, RBP, RUN, RUN_OFF(stack_hi));
+	emit_rm(j, X_W, 0x8b, AUX, RUN, RUN_OFF(stack_hi));
+	emit_rm(j, X_W, 0x3b, RSP, AUX, 0);		/* cmp rsp, [r11] */
 	to_ret = emit_fwd8(j, CC_NE);
 	emit_epilogue(j);
 	patch8(j, to_ret);
@@ -1486,6 +1510,10 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 	if (!code || !code->insns || !code->len)
 		return uxdp_fail(EINVAL, "prog %s: jit: no instructions",
 				 code && code->name ? code->name : "?");
+	if (code->stack_size > UXDP_BPF_STACK)
+		return uxdp_fail(EINVAL, "prog %s: jit: a stack of %u bytes, "
+				 "more than %u", code->name ? code->name : "?",
+				 code->stack_size, UXDP_BPF_STACK);
 	if (code->len > UXDP_BPF_MAX_INSNS)
 		return uxdp_fail(E2BIG, "prog %s: jit: %u instructions, more "
 				 "than %u", code->name ? code->name : "?",
@@ -1496,6 +1524,8 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 	for (i = 0; i < code->len; i += slots) {
 		slots = code->insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) ?
 			2 : 1;
+		if (code->insns[i].code == UXDP_BPF_OP_TAIL_CALL)
+			j.tail_calls = true;
 		if (uxdp_bpf_insn_valid_ex(&code->insns[i], code->len - i,
 					   UXDP_BPF_VALID_INTERNAL, &why))
 			return insn_fail(&j, i, EINVAL, why);
