@@ -1857,6 +1857,27 @@ static void test_ldx_ctx(void **state)
 
 /* ---- the end, refusals, memory ------------------------------------------------ */
 
+/* A run starts with r0 and r3..r9 zero, as in the interpreter, whatever
+ * the caller's registers held (r3 the run's address, r4 the stack's). */
+static void test_regs_zero(void **state)
+{
+	uint64_t mem[10];
+	struct tp p = { 0 };
+	int k;
+
+	(void)state;
+	tp_begin_dump(&p);
+	tp_end_dump(&p);
+	/* tp_end_dump's mov r0, 0 comes last: r0 is read before it */
+	assert_int_equal(t_run(&p, mem, sizeof(mem)).fault, 0);
+	for (k = 0; k <= 9; k++)
+		if (k != 1 && k != 2)
+			assert_int_equal(mem[k], 0);
+	assert_int_equal(mem[1], (uintptr_t)mem);
+	assert_int_equal(mem[2], sizeof(mem));
+	tp_free(&p);
+}
+
 static void test_fall_off_end(void **state)
 {
 	struct tp p = { 0 };
@@ -2026,6 +2047,7 @@ int main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_tail_calls),
 		cmocka_unit_test(test_ldx_ctx),
+		cmocka_unit_test(test_regs_zero),
 		cmocka_unit_test(test_fall_off_end),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_memory_wx),

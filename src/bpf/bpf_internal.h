@@ -354,7 +354,7 @@ const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len);
  *   (RAW), the other NULL/0 (the interpreter takes them from the caller:
  *   fill them the same); stack_lo/hi; budget = code->budget; tail_calls,
  *   fault and fault_pc 0. uxdp_bpf_cur is the run while it runs (the
- *   previous value after).
+ *   previous value after). r0 and r3..r9 start at 0.
  * - Stack: one block of UXDP_BPF_MAX_DEPTH * UXDP_BPF_STACK bytes; r10
  *   starts at stack_hi and a bpf-to-bpf call moves it down by the calling
  *   code's stack_size. The contents at entry are unspecified. The call

@@ -32,7 +32,8 @@
  *
  *	prologue	push the callee-saved registers, r12 = run, r10 =
  *			stack_hi, the native rsp saved at [stack_hi] (the
- *			8 bytes above the block, outside every check)
+ *			8 bytes above the block, outside every check), r0
+ *			and r3..r9 zero
  *	tail entry	code->jit_tail_entry: where tail calls land
  *	body		one native sequence per instruction; addrs[i] is
  *			where instruction i ends
@@ -475,10 +476,15 @@ static void emit_epilogue(struct jit *j)
 /*
  * Entered as uint64_t fn(r1, r2, run, fp), fp = run->stack_hi. Six pushes
  * and the return address leave rsp 8 off a 16-byte boundary; the sub
- * aligns it for every helper call in the body.
+ * aligns it for every helper call in the body. r0 and r3..r9 start at 0,
+ * as in the interpreter (else they would hold the caller's registers, the
+ * run's address among them).
  */
 static void emit_prologue(struct jit *j)
 {
+	static const uint8_t zero[] = { 0, 3, 4, 5, 6, 7, 8, 9 };
+	unsigned k;
+
 	emit_push(j, RBP);
 	emit_push(j, RBX);
 	emit_push(j, R12);
@@ -489,6 +495,8 @@ static void emit_prologue(struct jit *j)
 	emit_mov64(j, RUN, RDX);
 	emit_mov64(j, RBP, RCX);
 	emit_rm(j, X_W, 0x89, RSP, RCX, 0);		/* mov [rcx], rsp */
+	for (k = 0; k < sizeof(zero); k++)
+		emit_mov_imm64(j, reg_map[zero[k]], 0);
 }
 
 /* ---- ALU ------------------------------------------------------------------ */
