@@ -8,7 +8,8 @@
  * edges and the passes that settle them; helpers, bpf-to-bpf calls and
  * their depth; every kind of check, the budget, tail calls, context
  * loads; refusals; and that the code is never writable and executable at
- * once.
+ * once. UXDP_BPF_JIT_BENCH=1 also times both engines on a few programs
+ * (ns per run, best of three; printed, never asserted).
  */
 #include "t_helpers.h"
 
@@ -2023,6 +2024,192 @@ static void test_memory_wx(void **state)
 	tp_free(&p);
 }
 
+/* ---- the engines timed (UXDP_BPF_JIT_BENCH=1; no assertion on time) ---- */
+
+struct bench_prog {
+	const char *name;
+	void (*build)(struct tp *p, uint8_t *region);
+	int ctx_kind;
+};
+
+#define PKT_LEN 64
+
+/* XDP_DROP */
+static void b_drop(struct tp *p, uint8_t *region)
+{
+	(void)region;
+	A(p, MOV64_K(0, 1), EXIT);
+}
+
+/* Ethernet + IPv4 + UDP parse, count per UDP port (low byte) in an
+ * array: the bounds test the kernel's verifier wants, then a checked
+ * atomic add on the region. */
+static void b_parse_count(struct tp *p, uint8_t *region)
+{
+	A(p, LDX_CTX(2, 1, UXDP_BPF_CTX_DATA),
+	  LDX_CTX(3, 1, UXDP_BPF_CTX_DATA_END),
+	  MOV64_X(4, 2), ALU64_K(BPF_ADD, 4, 42),
+	  JMP_X(BPF_JGT, 4, 3, 12),			/* short: pass */
+	  LDX(BPF_H, 5, 2, 12),
+	  JMP_K(BPF_JNE, 5, 0x0008, 10),		/* not IPv4 */
+	  LDX(BPF_B, 5, 2, 23),
+	  JMP_K(BPF_JNE, 5, 17, 8),			/* not UDP */
+	  LDX(BPF_B, 5, 2, 37),			/* dst port, low byte */
+	  ALU64_K(BPF_LSH, 5, 3));
+	tp_lddw(p, 6, (uint64_t)(uintptr_t)region);
+	A(p, ALU64_X(BPF_ADD, 6, 5), MOV64_K(7, 1),
+	  CHECK(6, 0, UXDP_BPF_CHECK_IMM(8, UXDP_BPF_MEM_REGION, 1, 0)),
+	  ATOMIC(BPF_DW, 6, 7, 0, BPF_ADD),
+	  MOV64_K(0, 1), EXIT,
+	  MOV64_K(0, 2), EXIT);
+}
+
+/* Swap the MAC addresses, XDP_TX. */
+static void b_macswap(struct tp *p, uint8_t *region)
+{
+	(void)region;
+	A(p, LDX_CTX(2, 1, UXDP_BPF_CTX_DATA),
+	  LDX_CTX(3, 1, UXDP_BPF_CTX_DATA_END),
+	  MOV64_X(4, 2), ALU64_K(BPF_ADD, 4, 14),
+	  JMP_X(BPF_JGT, 4, 3, 9),
+	  LDX(BPF_W, 5, 2, 0), LDX(BPF_H, 6, 2, 4),
+	  LDX(BPF_W, 7, 2, 6), LDX(BPF_H, 8, 2, 10),
+	  STX(BPF_W, 2, 7, 0), STX(BPF_H, 2, 8, 4),
+	  STX(BPF_W, 2, 5, 6), STX(BPF_H, 2, 6, 10),
+	  MOV64_K(0, 3), EXIT, MOV64_K(0, 2), EXIT);
+}
+
+/* A bounded loop: a checksum of the packet's 64 bytes, 8 at a time,
+ * the budget row before the back edge. */
+static void b_loop(struct tp *p, uint8_t *region)
+{
+	(void)region;
+	A(p, LDX_CTX(2, 1, UXDP_BPF_CTX_DATA), MOV64_K(0, 0), MOV64_K(3, 8),
+	  CHECK(2, 0, UXDP_BPF_CHECK_IMM(8, UXDP_BPF_MEM_PKT, 0, 0)),
+	  LDX(BPF_DW, 4, 2, 0), ALU64_X(BPF_ADD, 0, 4),
+	  ALU64_K(BPF_ADD, 2, 8), ALU64_K(BPF_SUB, 3, 1), BUDGET,
+	  JMP_K(BPF_JNE, 3, 0, -7),
+	  ALU64_K(BPF_AND, 0, 3), EXIT);
+}
+
+/* bpf-to-bpf calls: main calls f four times; f does a little ALU. */
+static void b_calls(struct tp *p, uint8_t *region)
+{
+	int k;
+
+	(void)region;
+	A(p, MOV64_K(6, 0));
+	for (k = 0; k < 4; k++)
+		A(p, MOV64_K(1, k), CALL_LOCAL(2 * (3 - k) + 2),
+		  ALU64_X(BPF_ADD, 6, 0));
+	A(p, MOV64_X(0, 6), ALU64_K(BPF_AND, 0, 3), EXIT);
+	/* f(r1) = r1 * 7 + 3 */
+	A(p, MOV64_X(0, 1), ALU64_K(BPF_MUL, 0, 7), ALU64_K(BPF_ADD, 0, 3),
+	  EXIT);
+}
+
+/* 96 ALU operations of every kind, division included. */
+static void b_alu(struct tp *p, uint8_t *region)
+{
+	static const uint8_t ops[] = {
+		BPF_ADD, BPF_MUL, BPF_XOR, BPF_RSH, BPF_OR, BPF_DIV, BPF_SUB,
+		BPF_LSH, BPF_AND, BPF_MOD, BPF_ARSH, BPF_ADD,
+	};
+	int k;
+
+	(void)region;
+	A(p, MOV64_K(0, 12345), MOV64_K(2, 7), MOV64_K(3, 3));
+	for (k = 0; k < 96; k++) {
+		uint8_t op = ops[k % ARRAY_SIZE(ops)];
+
+		if (op == BPF_RSH || op == BPF_LSH || op == BPF_ARSH)
+			A(p, ALU64_K(op, 0, 3));
+		else if (k & 1)
+			A(p, ALU32_X(op, 0, k & 2 ? 2 : 3));
+		else
+			A(p, ALU64_X(op, 0, k & 2 ? 2 : 3));
+	}
+	A(p, EXIT);
+}
+
+static uint64_t t_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void test_bench(void **state)
+{
+	static const struct bench_prog progs[] = {
+		{ "drop", b_drop, UXDP_BPF_CTX_XDP },
+		{ "parse+count", b_parse_count, UXDP_BPF_CTX_XDP },
+		{ "macswap", b_macswap, UXDP_BPF_CTX_XDP },
+		{ "loop8", b_loop, UXDP_BPF_CTX_XDP },
+		{ "calls4", b_calls, UXDP_BPF_CTX_XDP },
+		{ "alu96", b_alu, UXDP_BPF_CTX_XDP },
+	};
+	const char *env = getenv("UXDP_BPF_JIT_BENCH");
+	static uint8_t region[256 * 8];
+	struct uxdp_bpf_region reg = { region, sizeof(region), false };
+	uint8_t pkt[PKT_LEN] = {
+		[12] = 0x08, [13] = 0x00, [23] = 17, [37] = 53,
+	};
+	struct uxdp_buff b = {
+		.data = pkt, .data_end = pkt + PKT_LEN, .data_meta = pkt,
+	};
+	const unsigned rounds = 2000000;
+	size_t k;
+
+	(void)state;
+	if (!env || !*env)
+		skip();
+	printf("%-12s %10s %10s %8s %10s\n", "program", "jit ns", "interp ns",
+	       "ratio", "jit bytes");
+	for (k = 0; k < ARRAY_SIZE(progs); k++) {
+		struct tp p = { 0 };
+		struct uxdp_bpf_code c;
+		struct uxdp_bpf_jit *jit;
+		struct uxdp_bpf_run run = { 0 };
+		uint64_t t0, tj = UINT64_MAX, ti = UINT64_MAX, r0j = 0, r0i = 0;
+		unsigned i, rep;
+
+		progs[k].build(&p, region);
+		c = t_code(&p);
+		c.ctx_kind = progs[k].ctx_kind;
+		c.regions = &reg;
+		c.nregions = 1;
+		jit = t_compile(&c);
+		/* best of 3, each 2M runs (the machine is shared) */
+		for (rep = 0; rep < 3; rep++) {
+			t0 = t_ns();
+			for (i = 0; i < rounds; i++)
+				r0j = uxdp_bpf_jit_run(jit, &run,
+						       (uintptr_t)&b, 0);
+			t0 = t_ns() - t0;
+			tj = t0 < tj ? t0 : tj;
+			assert_int_equal(run.fault, 0);
+			t0 = t_ns();
+			for (i = 0; i < rounds; i++) {
+				run.code = &c;
+				run.ctx = &b;
+				r0i = uxdp_bpf_interp_run(&run, (uintptr_t)&b,
+							  0);
+			}
+			t0 = t_ns() - t0;
+			ti = t0 < ti ? t0 : ti;
+			assert_int_equal(run.fault, 0);
+		}
+		assert_int_equal(r0i, r0j);
+		printf("%-12s %10.2f %10.2f %7.1fx %10zu\n", progs[k].name,
+		       (double)tj / rounds, (double)ti / rounds,
+		       (double)ti / (double)tj, uxdp_bpf_jit_size(jit));
+		uxdp_bpf_jit_free(jit);
+		tp_free(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2051,6 +2238,7 @@ int main(void)
 		cmocka_unit_test(test_fall_off_end),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_memory_wx),
+		cmocka_unit_test(test_bench),
 	};
 
 	t_test_filter();
