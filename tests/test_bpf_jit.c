@@ -9,7 +9,9 @@
  * their depth; every kind of check, the budget, tail calls, context
  * loads; refusals; and that the code is never writable and executable at
  * once. UXDP_BPF_JIT_BENCH=1 also times both engines on a few programs
- * (ns per run, best of three; printed, never asserted).
+ * (ns per run, best of three; printed, never asserted);
+ * UXDP_BPF_JIT_BENCH_PROG=NAME runs one, UXDP_BPF_JIT_BENCH_ROUNDS=N
+ * sets the runs (few, to count instructions under callgrind).
  */
 #include "t_helpers.h"
 
@@ -2151,6 +2153,8 @@ static void test_bench(void **state)
 		{ "alu96", b_alu, UXDP_BPF_CTX_XDP },
 	};
 	const char *env = getenv("UXDP_BPF_JIT_BENCH");
+	const char *only = getenv("UXDP_BPF_JIT_BENCH_PROG");
+	const char *nr = getenv("UXDP_BPF_JIT_BENCH_ROUNDS");
 	static uint8_t region[256 * 8];
 	struct uxdp_bpf_region reg = { region, sizeof(region), false };
 	uint8_t pkt[PKT_LEN] = {
@@ -2159,7 +2163,7 @@ static void test_bench(void **state)
 	struct uxdp_buff b = {
 		.data = pkt, .data_end = pkt + PKT_LEN, .data_meta = pkt,
 	};
-	const unsigned rounds = 2000000;
+	unsigned rounds = nr && atoi(nr) > 0 ? (unsigned)atoi(nr) : 2000000;
 	size_t k;
 
 	(void)state;
@@ -2175,6 +2179,8 @@ static void test_bench(void **state)
 		uint64_t t0, tj = UINT64_MAX, ti = UINT64_MAX, r0j = 0, r0i = 0;
 		unsigned i, rep;
 
+		if (only && *only && strcmp(only, progs[k].name))
+			continue;
 		progs[k].build(&p, region);
 		c = t_code(&p);
 		c.ctx_kind = progs[k].ctx_kind;
