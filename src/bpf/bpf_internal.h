@@ -340,6 +340,62 @@ void uxdp_bpf_code_free(struct uxdp_bpf_code *code);
 /* A helper's name by id for messages, known or not ("helper 999"). */
 const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len);
 
+/* ---- jit_x86_64.c: the JIT's reading of the run, and what it shows ------ */
+
+/*
+ * What uxdp_bpf_jit_run() does with a run (the interpreter agrees, and
+ * the differential tests hold both to it):
+ *
+ * - It fills the run: code; ctx = r1 (XDP) or mem = r1, mem_len = r2
+ *   (RAW), the other NULL/0 (the interpreter takes them from the caller:
+ *   fill them the same); stack_lo/hi; budget = code->budget; tail_calls,
+ *   fault and fault_pc 0. uxdp_bpf_cur is the run while it runs (the
+ *   previous value after). r0 and r3..r9 start at 0.
+ * - Stack: one block of UXDP_BPF_MAX_DEPTH * UXDP_BPF_STACK bytes; r10
+ *   starts at stack_hi and a bpf-to-bpf call moves it down by the calling
+ *   code's stack_size. The contents at entry are unspecified. The call
+ *   that would make a 9th frame faults DEPTH at the call. After a call,
+ *   r6..r9 and r10 are the caller's, r1..r5 what the callee left, and
+ *   run->code the caller's (a tail call in the callee changed it).
+ * - check (kinds): PKT is [data_meta, data_end) when data_meta <= data,
+ *   else [data, data_end), of run->ctx (an XDP program only: elsewhere it
+ *   always faults); STACK the whole block above; RAW [mem, mem +
+ *   mem_len); REGION code->regions[n] of the code running (a write to a
+ *   read-only one faults); ANY any of these (the writable regions only,
+ *   for a write). The end is computed without wrapping. A fault: fault =
+ *   MEM, fault_pc = the check's index, r0 = 0.
+ * - budget: run->budget is what is left; the budget instruction that
+ *   finds it 0 faults BUDGET (so code->budget back edges are allowed),
+ *   and the run ends with budget 0.
+ * - A helper with UXDP_BPF_HELPER_UNWIND that returns 0 ends the run
+ *   from any depth with r0 = 0 and no fault.
+ * - tail_call: a NULL array, an index >= max_entries or tail_calls at
+ *   UXDP_BPF_MAX_TAIL_CALLS fall through uncounted; else tail_calls goes
+ *   up, and an empty slot, or a slot whose code has no jit_tail_entry,
+ *   falls through (r0 unchanged). Otherwise run->code = the target and
+ *   it runs from its first instruction in the same frame (r10), with the
+ *   registers as they are (r1 the context). Its exit in frame 0 ends the
+ *   run; deeper, it returns to the caller of the frame. The JIT cannot
+ *   run an interpreted target, the interpreter runs any: an array is all
+ *   one or the other (checked when a slot is set).
+ * - Past the last instruction: fault INSN, fault_pc = len.
+ *
+ * Free a JIT before its code: uxdp_bpf_jit_free() clears the code's
+ * jit_tail_entry if it is still this JIT's.
+ */
+
+/* The image, where instruction @idx starts in it (idx == len: the end of
+ * the body), and how many passes compiling took (the last, writing one
+ * included): for tests and `uxdp-bpf dump`. */
+const void *uxdp_bpf_jit_image(const struct uxdp_bpf_jit *jit);
+uint32_t uxdp_bpf_jit_insn_off(const struct uxdp_bpf_jit *jit, uint32_t idx);
+unsigned uxdp_bpf_jit_passes(const struct uxdp_bpf_jit *jit);
+
+/* From which pass an instruction that would shrink is padded with NOPs
+ * instead, so that the sizes settle (10; tests lower it to run the
+ * padded layouts). */
+extern unsigned uxdp_bpf_jit_pad_pass;
+
 /* ---- asm.c, raw.c: programs from text, run without the safety pass ------- */
 
 /*
