@@ -463,13 +463,14 @@ static int asm_lock(struct asm_state *st, char **op, int nop)
 static int asm_call(struct asm_state *st, const char *mn, char **op, int nop)
 {
 	struct bpf_insn in = { .code = BPF_JMP | BPF_CALL };
-	const char *mode = nop == 2 ? op[0] : "helper";
-	const char *target = op[nop - 1];
+	const char *mode, *target;
 	uint8_t reg;
 	int err;
 
 	if (nop != 1 && nop != 2)
 		return asm_err(st, "%s takes [helper|local|runtime] TARGET", mn);
+	mode = nop == 2 ? op[0] : "helper";
+	target = op[nop - 1];
 	if (!strcmp(mode, "helper") && is_reg(target)) {
 		err = get_reg(st, target, &reg);
 		in.code |= BPF_X;
@@ -524,23 +525,21 @@ static int asm_lddw(struct asm_state *st, struct bpf_insn *in, char **op)
 
 /* checkr|checkw SIZE [%rN+off] kind K region R */
 static int asm_check(struct asm_state *st, struct bpf_insn *in, bool write,
-		     char **op, int nop)
+		     char **op, int nop, uint8_t *reg)
 {
 	int32_t size, kind, region;
-	uint8_t reg;
 	int err;
 
 	if (nop != 6 || strcmp(op[2], "kind") || strcmp(op[4], "region"))
 		return asm_err(st, "check takes SIZE [%%rN+off] kind K "
 			       "region R");
-	err = get_imm(st, op[0], &size) ?: get_mem(st, op[1], &reg, &in->off)
+	err = get_imm(st, op[0], &size) ?: get_mem(st, op[1], reg, &in->off)
 	      ?: get_imm(st, op[3], &kind) ?: get_imm(st, op[5], &region);
 	if (err)
 		return err;
 	if ((uint32_t)size > 0xff || (uint32_t)kind > 0xf ||
 	    (uint32_t)region > 0xffff)
 		return asm_err(st, "check size, kind or region out of range");
-	in->dst_reg = reg & 0xf;
 	in->imm = UXDP_BPF_CHECK_IMM(size, kind, write, region);
 	return 0;
 }
@@ -564,7 +563,7 @@ static int asm_insn(struct asm_state *st, const char *mn, char **op, int nop)
 	cls = INSN_CLASS(m.code);
 
 	if (m.code == UXDP_BPF_OP_CHECK) {
-		err = asm_check(st, &in[0], m.arg, op, nop);
+		err = asm_check(st, &in[0], m.arg, op, nop, &dst);
 	} else if (m.code == UXDP_BPF_OP_LDX_CTX) {
 		/* ldx_ctx %rD, [%rS], field F */
 		int16_t off;

@@ -45,22 +45,21 @@ static int raw_fail(const char *name, const struct bpf_insn *insns,
 			 why);
 }
 
-/* Where @in at @i goes besides the next one, or -1: none. */
-static int64_t raw_target(const struct bpf_insn *in, uint32_t i)
+/* Whether @in at @i may go elsewhere than the next one, and where. */
+static bool raw_target(const struct bpf_insn *in, uint32_t i, int64_t *t)
 {
 	uint8_t cls = in->code & 0x07;
 
 	if (cls != BPF_JMP && cls != BPF_JMP32)
-		return -1;
-	if (in->code == (BPF_JMP | BPF_CALL))
-		return in->src_reg == BPF_PSEUDO_CALL ?
-		       (int64_t)i + 1 + in->imm : -1;
-	if (!(uxdp_bpf_ops[in->code].flags & UXDP_BPF_F_JUMP))
-		return -1;
+		return false;
+	if (in->code == (BPF_JMP | BPF_CALL)) {
+		*t = (int64_t)i + 1 + in->imm;
+		return in->src_reg == BPF_PSEUDO_CALL;
+	}
 	/* ja32 jumps by imm, the rest by off. */
-	if (in->code == (BPF_JMP32 | BPF_JA))
-		return (int64_t)i + 1 + in->imm;
-	return (int64_t)i + 1 + in->off;
+	*t = (int64_t)i + 1 + (in->code == (BPF_JMP32 | BPF_JA) ? in->imm :
+			       in->off);
+	return uxdp_bpf_ops[in->code].flags & UXDP_BPF_F_JUMP;
 }
 
 static int raw_shape(const char *name, const struct bpf_insn *insns,
@@ -86,7 +85,8 @@ static int raw_shape(const char *name, const struct bpf_insn *insns,
 	}
 	for (i = 0; i < len; i++) {
 		const struct bpf_insn *in = &insns[i];
-		int64_t t = raw_target(in, i);
+		int64_t t = 0;
+		bool jumps = raw_target(in, i, &t);
 
 		if (second[i])
 			continue;
@@ -98,12 +98,12 @@ static int raw_shape(const char *name, const struct bpf_insn *insns,
 		    in->imm != UXDP_BPF_RAW_HELPER)
 			return raw_fail(name, insns, i, "no such helper (a "
 					"raw program has helper 5 only)");
-		if (t >= 0 && t < len && second[t])
-			return raw_fail(name, insns, i, "jump into the middle "
-					"of a lddw");
-		if (t != -1 && (t < 0 || t >= len))
+		if (jumps && (t < 0 || t >= len))
 			return raw_fail(name, insns, i, "jump out of the "
 					"program");
+		if (jumps && second[t])
+			return raw_fail(name, insns, i, "jump into the middle "
+					"of a lddw");
 	}
 	/* Every other instruction goes on to the next one. */
 	last = &insns[len - 1];

@@ -1039,6 +1039,43 @@ static void gen_bpf_check(void)
 	for (i = 0; i < 64 * 8; i++)
 		u8(&s, (i * 37 + 11) & 0xff);
 	put("bpf_check", "generated", &s);
+/* ---- fuzz_bpf_diff --------------------------------------------------------- */
+
+/*
+ * Header as the harness reads it (flags, memory length / 8 - 1, metadata
+ * length / 8, budget, the memory's seed), then a stream of choices from
+ * a fixed generator: each seed its own mix of contexts, functions,
+ * targets, budgets and recursion, long enough for programs of some size.
+ */
+static void bpf_diff(const char *name, unsigned flags, unsigned mem8,
+		     unsigned meta8, unsigned budget, uint32_t stream)
+{
+	struct seed s = { .n = 0 };
+
+	u8(&s, flags);
+	u8(&s, mem8);
+	u8(&s, meta8);
+	u8(&s, budget);
+	u64(&s, 0x0123456789abcdefULL ^ stream);
+	while (s.n < 480) {
+		stream = stream * 1103515245U + 12345U;
+		u8(&s, stream >> 16 & 0xff);
+	}
+	put("bpf_diff", name, &s);
+}
+
+static void gen_bpf_diff(void)
+{
+	/* flags: 1 XDP, 2/4 functions, 8/16 targets, 32 small budget,
+	 * 64 recursion, 128 read-only region (and invalid metadata) */
+	bpf_diff("raw-straight", 0x00, 7, 0, 0, 1);
+	bpf_diff("raw-functions", 0x06, 15, 0, 0, 2);
+	bpf_diff("raw-recursion", 0x46, 7, 0, 0, 3);
+	bpf_diff("raw-small-budget", 0x22, 31, 0, 5, 4);
+	bpf_diff("raw-tail-calls", 0x12, 7, 0, 0, 5);
+	bpf_diff("xdp-meta", 0x03, 7, 2, 0, 6);
+	bpf_diff("xdp-no-meta-ro-region", 0x81, 3, 0, 0, 7);
+	bpf_diff("xdp-everything", 0x5f, 15, 1, 0, 8);
 }
 
 int main(int argc, char **argv)
@@ -1060,5 +1097,6 @@ int main(int argc, char **argv)
 	gen_xsk();
 	gen_rss();
 	gen_bpf_check();
+	gen_bpf_diff();
 	return 0;
 }

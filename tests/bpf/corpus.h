@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What every program of uxdp's eBPF corpus (tests/bpf/) includes: the UAPI
+ * types and libbpf's helper declarations. Built by clang -O2 -g -target bpf
+ * at build time (tests/CMakeLists.txt), -mcpu=v3, some also -mcpu=v1.
+ */
+#ifndef T_BPF_CORPUS_H
+#define T_BPF_CORPUS_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#define LICENSE	char _license[] SEC("license") = "Dual BSD/GPL"
+
+#endif

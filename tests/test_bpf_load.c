@@ -1,0 +1,962 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The bpf layer's loader: the eBPF corpus of tests/bpf/ (built by clang at
+ * build time) opened from files and from memory, linked with no bpf()
+ * system call, its maps and global data, CO-RE, the refusals and their
+ * messages, and the objects Debian installs (/usr/lib/<triplet>/bpf/).
+ *
+ * T_BPF_DUMP=NAME prints the linked instructions of corpus object NAME.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "t_helpers.h"
+
+#include <uxdp/bpf.h>
+#include <uxdp/driver.h>
+#include <uxdp/uxdp.h>
+
+#include "../src/bpf/bpf_internal.h"
+
+#ifndef T_BPF_DIR
+#error "T_BPF_DIR: the built corpus"
+#endif
+
+#define DEBIAN_BPF_DIR	"/usr/lib/x86_64-linux-gnu/bpf"
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static char path_buf[512];
+
+static const char *corpus(const char *name)
+{
+	snprintf(path_buf, sizeof(path_buf), "%s/%s.o", T_BPF_DIR, name);
+	return path_buf;
+}
+
+static uint8_t *read_all(const char *path, size_t *size)
+{
+	struct stat st;
+	uint8_t *buf;
+	FILE *f;
+
+	assert_int_equal(stat(path, &st), 0);
+	buf = malloc((size_t)st.st_size);
+	assert_non_null(buf);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(buf, 1, (size_t)st.st_size, f), st.st_size);
+	fclose(f);
+	*size = (size_t)st.st_size;
+	return buf;
+}
+
+static struct uxdp_bpf_object *open_corpus(const char *name)
+{
+	struct uxdp_bpf_object *obj = uxdp_bpf_object_open(corpus(name), NULL);
+
+	if (!obj)
+		fail_msg("open %s: %s", name, uxdp_errmsg());
+	return obj;
+}
+
+static void dump(struct uxdp_bpf_object *obj)
+{
+	struct uxdp_bpf_program *p = NULL;
+	struct uxdp_bpf_map *m = NULL;
+	char buf[64];
+	uint32_t i, len;
+
+	while ((m = uxdp_bpf_object_next_map(obj, m)))
+		printf("map %s type %u key %u value %u max %u flags 0x%x\n",
+		       uxdp_bpf_map_name(m), uxdp_bpf_map_type(m),
+		       uxdp_bpf_map_key_size(m), uxdp_bpf_map_value_size(m),
+		       uxdp_bpf_map_max_entries(m), uxdp_bpf_map_flags(m));
+	while ((p = uxdp_bpf_object_next_program(obj, p))) {
+		const struct bpf_insn *in = uxdp_bpf_program_insns(p, &len);
+
+		printf("prog %s sec %s type %u attach %u\n",
+		       uxdp_bpf_program_name(p), uxdp_bpf_program_section(p),
+		       uxdp_bpf_program_type(p),
+		       uxdp_bpf_program_attach_type(p));
+		for (i = 0; in && i < len; i++) {
+			uxdp_bpf_insn_str(&in[i], buf, sizeof(buf));
+			printf("  %3u: %02x %u %u %5d %11d  %s\n", i, in[i].code,
+			       in[i].dst_reg, in[i].src_reg, in[i].off,
+			       in[i].imm, buf);
+		}
+	}
+}
+
+/*
+ * Load @obj, which must succeed as far as this tree goes: until the safety
+ * pass and the engines are merged (h-bpf-check, h-bpf-isa), a program
+ * linked and accepted by the loader stops there.
+ */
+static void load_ok(struct uxdp_bpf_object *obj)
+{
+	int err = uxdp_bpf_object_load(obj);
+
+	if (err != -EOPNOTSUPP || !strstr(uxdp_errmsg(), "not in this build"))
+		fail_msg("load %s: %d %s", uxdp_bpf_object_name(obj), err,
+			 uxdp_errmsg());
+}
+
+/* The instructions of program @name as linked. */
+static const struct bpf_insn *linked(struct uxdp_bpf_object *obj,
+				     const char *name, uint32_t *len)
+{
+	struct uxdp_bpf_program *p = uxdp_bpf_object_find_program(obj, name);
+	const struct bpf_insn *in;
+
+	assert_non_null(p);
+	in = uxdp_bpf_program_insns(p, len);
+	assert_non_null(in);
+	assert_true(*len > 0);
+	return in;
+}
+
+static const char *const corpus_objs[] = {
+	"drop", "pass", "count", "count.v1", "parse_udp", "parse_udp.v1",
+	"macswap", "loop", "loop.v1", "calls", "calls.v1", "rodata", "core",
+	"sections",
+};
+
+/* Every corpus object opens from its file and from memory (a buffer
+ * freed right after) with the same programs and maps. */
+static void test_open_file_and_mem(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(corpus_objs); i++) {
+		struct uxdp_bpf_object *f, *m;
+		struct uxdp_bpf_program *pf = NULL, *pm = NULL;
+		struct uxdp_bpf_map *mf = NULL, *mm = NULL;
+		UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, o,
+				  .object_name = "mem");
+		uint8_t *buf;
+		size_t size;
+
+		f = open_corpus(corpus_objs[i]);
+		buf = read_all(corpus(corpus_objs[i]), &size);
+		o.object_name = uxdp_bpf_object_name(f);
+		m = uxdp_bpf_object_open_mem(buf, size, &o);
+		memset(buf, 0, size);
+		free(buf);
+		assert_non_null(m);
+		assert_string_equal(uxdp_bpf_object_name(m),
+				    uxdp_bpf_object_name(f));
+		for (;;) {
+			pf = uxdp_bpf_object_next_program(f, pf);
+			pm = uxdp_bpf_object_next_program(m, pm);
+			if (!pf || !pm)
+				break;
+			assert_string_equal(uxdp_bpf_program_name(pf),
+					    uxdp_bpf_program_name(pm));
+			assert_string_equal(uxdp_bpf_program_section(pf),
+					    uxdp_bpf_program_section(pm));
+		}
+		assert_null(pf);
+		assert_null(pm);
+		for (;;) {
+			mf = uxdp_bpf_object_next_map(f, mf);
+			mm = uxdp_bpf_object_next_map(m, mm);
+			if (!mf || !mm)
+				break;
+			assert_string_equal(uxdp_bpf_map_name(mf),
+					    uxdp_bpf_map_name(mm));
+		}
+		assert_null(mf);
+		assert_null(mm);
+		/* Both link to the same instructions. */
+		load_ok(f);
+		load_ok(m);
+		pf = pm = NULL;
+		while ((pf = uxdp_bpf_object_next_program(f, pf))) {
+			const struct bpf_insn *a, *b;
+			uint32_t la, lb;
+
+			pm = uxdp_bpf_object_next_program(m, pm);
+			a = uxdp_bpf_program_insns(pf, &la);
+			b = uxdp_bpf_program_insns(pm, &lb);
+			assert_int_equal(la, lb);
+			if (la)
+				assert_memory_equal(a, b, la * sizeof(*a));
+		}
+		uxdp_bpf_object_close(f);
+		uxdp_bpf_object_close(m);
+	}
+}
+
+static void test_open_errors(void **state)
+{
+	static const uint8_t junk[64] = "this is not an ELF file";
+	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, o);
+	char dir[] = "/tmp/t_bpf_load_XXXXXX";
+	uint8_t *buf;
+	size_t size;
+
+	(void)state;
+	errno = 0;
+	assert_null(uxdp_bpf_object_open(NULL, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_null(uxdp_bpf_object_open("/nonexistent/x.o", NULL));
+	assert_int_equal(errno, ENOENT);
+	assert_non_null(mkdtemp(dir));
+	assert_null(uxdp_bpf_object_open(dir, NULL));
+	assert_int_equal(errno, EISDIR);
+	rmdir(dir);
+	assert_null(uxdp_bpf_object_open_mem(junk, sizeof(junk), NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "not an ELF file"));
+	assert_null(uxdp_bpf_object_open_mem(NULL, 10, NULL));
+	assert_int_equal(errno, EINVAL);
+	/* An ELF file for another machine: this test program itself. */
+	buf = read_all("/proc/self/exe", &size);
+	assert_null(uxdp_bpf_object_open_mem(buf, size, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "not a BPF object"));
+	free(buf);
+	/* Cut short: the section headers are gone. */
+	buf = read_all(corpus("count"), &size);
+	assert_null(uxdp_bpf_object_open_mem(buf, size / 2, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "outside the file"));
+	free(buf);
+	/* Options. */
+	o.flags = 1;
+	assert_null(uxdp_bpf_object_open(corpus("drop"), &o));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "flags"));
+	o.flags = 0;
+	o.engine = 7;
+	assert_null(uxdp_bpf_object_open(corpus("drop"), &o));
+	assert_int_equal(errno, EINVAL);
+	o.engine = 0;
+	o.sz = 2;
+	assert_null(uxdp_bpf_object_open(corpus("drop"), &o));
+	assert_int_equal(errno, EINVAL);
+}
+
+/* Every section name an XDP program has; programs of other types are
+ * there but skipped, and the map only they use is left out. */
+static void test_sections(void **state)
+{
+	static const struct {
+		const char *name, *sec;
+		uint32_t attach;
+	} want[] = {
+		{ "sec_xdp", "xdp", BPF_XDP },
+		{ "sec_frags", "xdp.frags", BPF_XDP },
+		{ "sec_devmap", "xdp/devmap", BPF_XDP_DEVMAP },
+		{ "sec_cpumap", "xdp/cpumap", BPF_XDP_CPUMAP },
+		{ "sec_old", "xdp_prog", BPF_XDP },
+	};
+	struct uxdp_bpf_object *obj = open_corpus("sections");
+	struct uxdp_bpf_program *p;
+	struct uxdp_bpf_map *m;
+	uint64_t v = 0;
+	uint32_t k = 0;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		p = uxdp_bpf_object_find_program(obj, want[i].name);
+		assert_non_null(p);
+		assert_string_equal(uxdp_bpf_program_section(p), want[i].sec);
+		assert_int_equal(uxdp_bpf_program_type(p), BPF_PROG_TYPE_XDP);
+		assert_int_equal(uxdp_bpf_program_attach_type(p),
+				 want[i].attach);
+		assert_true(uxdp_bpf_program_autoload(p));
+	}
+	p = uxdp_bpf_object_find_program(obj, "sec_tp");
+	assert_non_null(p);
+	assert_int_equal(uxdp_bpf_program_type(p), BPF_PROG_TYPE_TRACEPOINT);
+	assert_false(uxdp_bpf_program_autoload(p));
+	assert_int_equal(uxdp_bpf_program_set_autoload(p, true), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "not an XDP program"));
+	p = uxdp_bpf_object_find_program(obj, "sec_tc");
+	assert_int_equal(uxdp_bpf_program_type(p), BPF_PROG_TYPE_SCHED_CLS);
+	assert_false(uxdp_bpf_program_autoload(p));
+	assert_null(uxdp_bpf_object_find_program(obj, "nope"));
+	assert_int_equal(errno, ENOENT);
+	/* Before load there is nothing to run. */
+	assert_null(uxdp_bpf_object_prog(obj, "sec_xdp"));
+	assert_int_equal(errno, EAGAIN);
+
+	load_ok(obj);
+	/* Skipped programs are not linked. */
+	assert_null(uxdp_bpf_program_insns(
+		uxdp_bpf_object_find_program(obj, "sec_tp"), &k));
+	assert_int_equal(uxdp_bpf_program_set_autoload(
+		uxdp_bpf_object_find_program(obj, "sec_xdp"), false), -EINVAL);
+	/* The hash map only the tracepoint uses was left out. */
+	m = uxdp_bpf_object_find_map(obj, "exceptions");
+	assert_non_null(m);
+	assert_int_equal(uxdp_bpf_map_type(m), BPF_MAP_TYPE_HASH);
+	k = 0;
+	assert_int_equal(uxdp_bpf_map_lookup(m, &k, &v, 0), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "not created"));
+	uxdp_bpf_object_close(obj);
+}
+
+/* An XDP program left out by the caller is not linked. */
+static void test_autoload_off(void **state)
+{
+	struct uxdp_bpf_object *obj = open_corpus("sections");
+	struct uxdp_bpf_program *p = NULL;
+	uint32_t len;
+
+	(void)state;
+	while ((p = uxdp_bpf_object_next_program(obj, p)))
+		if (strcmp(uxdp_bpf_program_name(p), "sec_frags") &&
+		    uxdp_bpf_program_autoload(p))
+			assert_int_equal(uxdp_bpf_program_set_autoload(p,
+								false), 0);
+	load_ok(obj);
+	p = uxdp_bpf_object_find_program(obj, "sec_frags");
+	assert_non_null(uxdp_bpf_program_insns(p, &len));
+	assert_int_equal(len, 2);
+	p = uxdp_bpf_object_find_program(obj, "sec_xdp");
+	assert_null(uxdp_bpf_program_insns(p, &len));
+	uxdp_bpf_object_close(obj);
+
+	/* All off: nothing to load, said so. */
+	obj = open_corpus("pass");
+	p = uxdp_bpf_object_find_program(obj, "xdp_pass");
+	assert_int_equal(uxdp_bpf_program_set_autoload(p, false), 0);
+	assert_int_equal(uxdp_bpf_object_load(obj), -ENOENT);
+	assert_non_null(strstr(uxdp_errmsg(), "no XDP program"));
+	assert_int_equal(uxdp_bpf_object_load(obj), -EINVAL);
+	uxdp_bpf_object_close(obj);
+}
+
+static bool is_lddw(const struct bpf_insn *in)
+{
+	return in->code == (BPF_LD | BPF_IMM | BPF_DW);
+}
+
+/* count: maps by index (lddw src 5), the array created, the kernel's
+ * control plane on ARRAY and PERCPU_ARRAY. */
+static void test_count_maps(void **state)
+{
+	struct uxdp_bpf_object *obj = open_corpus("count");
+	struct uxdp_bpf_map *counters, *per_cpu;
+	int ncpus = uxdp_bpf_num_possible_cpus();
+	const struct bpf_insn *in;
+	uint64_t v, *pv;
+	uint32_t k, nk, len, i, refs[2] = { 0 };
+
+	(void)state;
+	counters = uxdp_bpf_object_find_map(obj, "counters");
+	per_cpu = uxdp_bpf_object_find_map(obj, "per_cpu");
+	assert_non_null(counters);
+	assert_non_null(per_cpu);
+	assert_ptr_equal(uxdp_bpf_object_next_map(obj, NULL), counters);
+	assert_ptr_equal(uxdp_bpf_object_next_map(obj, counters), per_cpu);
+	assert_null(uxdp_bpf_object_next_map(obj, per_cpu));
+	assert_int_equal(uxdp_bpf_map_type(counters), BPF_MAP_TYPE_ARRAY);
+	assert_int_equal(uxdp_bpf_map_key_size(counters), 4);
+	assert_int_equal(uxdp_bpf_map_value_size(counters), 8);
+	assert_int_equal(uxdp_bpf_map_max_entries(counters), 2);
+	assert_int_equal(uxdp_bpf_map_type(per_cpu),
+			 BPF_MAP_TYPE_PERCPU_ARRAY);
+	/* Not created before load; not global data. */
+	k = 0;
+	assert_int_equal(uxdp_bpf_map_lookup(counters, &k, &v, 0), -EINVAL);
+	assert_null(uxdp_bpf_map_initial_value(counters, NULL));
+	assert_int_equal(errno, EINVAL);
+
+	load_ok(obj);
+	in = linked(obj, "xdp_count", &len);
+	for (i = 0; i < len; i++) {
+		if (!is_lddw(&in[i]))
+			continue;
+		assert_int_equal(in[i].src_reg, BPF_PSEUDO_MAP_IDX);
+		assert_in_range(in[i].imm, 0, 1);
+		refs[in[i].imm]++;
+		i++;
+	}
+	assert_int_equal(refs[0], 2);
+	assert_int_equal(refs[1], 1);
+
+	/* ARRAY: every element exists and starts at zero. */
+	for (k = 0; k < 2; k++) {
+		v = 1;
+		assert_int_equal(uxdp_bpf_map_lookup(counters, &k, &v, 0), 0);
+		assert_int_equal(v, 0);
+	}
+	k = 2;
+	assert_int_equal(uxdp_bpf_map_lookup(counters, &k, &v, 0), -ENOENT);
+	v = 42;
+	assert_int_equal(uxdp_bpf_map_update(counters, &k, &v, BPF_ANY),
+			 -E2BIG);
+	k = 1;
+	assert_int_equal(uxdp_bpf_map_update(counters, &k, &v, BPF_NOEXIST),
+			 -EEXIST);
+	assert_int_equal(uxdp_bpf_map_update(counters, &k, &v, BPF_F_LOCK),
+			 -EINVAL);
+	assert_int_equal(uxdp_bpf_map_update(counters, &k, &v, 8), -EINVAL);
+	assert_int_equal(uxdp_bpf_map_update(counters, &k, &v, BPF_EXIST), 0);
+	v = 0;
+	assert_int_equal(uxdp_bpf_map_lookup(counters, &k, &v, 0), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(uxdp_bpf_map_lookup(counters, &k, &v, BPF_F_LOCK),
+			 -EINVAL);
+	assert_int_equal(uxdp_bpf_map_lookup(counters, &k, &v, 2), -EINVAL);
+	assert_int_equal(uxdp_bpf_map_delete(counters, &k), -EINVAL);
+	/* get_next_key: NULL and out of range give 0, the last ENOENT. */
+	assert_int_equal(uxdp_bpf_map_get_next_key(counters, NULL, &nk), 0);
+	assert_int_equal(nk, 0);
+	k = 0;
+	assert_int_equal(uxdp_bpf_map_get_next_key(counters, &k, &nk), 0);
+	assert_int_equal(nk, 1);
+	k = 1;
+	assert_int_equal(uxdp_bpf_map_get_next_key(counters, &k, &nk),
+			 -ENOENT);
+	k = 99;
+	assert_int_equal(uxdp_bpf_map_get_next_key(counters, &k, &nk), 0);
+	assert_int_equal(nk, 0);
+
+	/* PERCPU_ARRAY: a slot per possible CPU, 8-byte rounded. */
+	assert_int_equal(ncpus, UXDP_MAX_THREADS);
+	pv = calloc((size_t)ncpus, sizeof(*pv));
+	assert_non_null(pv);
+	for (i = 0; i < (uint32_t)ncpus; i++)
+		pv[i] = 1000 + i;
+	k = 0;
+	assert_int_equal(uxdp_bpf_map_update(per_cpu, &k, pv, BPF_ANY), 0);
+	memset(pv, 0, (size_t)ncpus * sizeof(*pv));
+	assert_int_equal(uxdp_bpf_map_lookup(per_cpu, &k, pv, 0), 0);
+	for (i = 0; i < (uint32_t)ncpus; i++)
+		assert_int_equal(pv[i], 1000 + i);
+	k = 1;
+	assert_int_equal(uxdp_bpf_map_lookup(per_cpu, &k, pv, 0), -ENOENT);
+	assert_int_equal(uxdp_bpf_map_update(per_cpu, &k, pv, 0), -E2BIG);
+	k = 0;
+	assert_int_equal(uxdp_bpf_map_update(per_cpu, &k, pv, BPF_NOEXIST),
+			 -EEXIST);
+	free(pv);
+	uxdp_bpf_object_close(obj);
+}
+
+/* A per-CPU value of 12 bytes is laid out in 16-byte slots for the user,
+ * and a program's lookup sees the calling thread's slot. */
+static void test_percpu_layout(void **state)
+{
+	struct uxdp_bpf_map *m;
+	struct uxdp_bpf_build_map bm;
+	int ncpus = uxdp_bpf_num_possible_cpus();
+	uint8_t *buf;
+	uint32_t k = 3, i;
+	void *mine;
+
+	(void)state;
+	m = uxdp_bpf_map_new("pc", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 12, 4, 0);
+	assert_non_null(m);
+	assert_int_equal(uxdp_bpf_map_create(m), 0);
+	buf = calloc((size_t)ncpus, 16);
+	assert_non_null(buf);
+	for (i = 0; i < (uint32_t)ncpus; i++)
+		memset(buf + i * 16, (int)i + 1, 12);
+	assert_int_equal(m->ops->map_update(m, &k, buf, 0), 0);
+	memset(buf, 0, (size_t)ncpus * 16);
+	assert_int_equal(m->ops->map_lookup(m, &k, buf, 0), 0);
+	for (i = 0; i < (uint32_t)ncpus; i++)
+		assert_int_equal(buf[i * 16 + 11], i + 1);
+	mine = m->ops->map_lookup_elem(m, &k);
+	assert_non_null(mine);
+	assert_int_equal(*(uint8_t *)mine, uxdp_thread_index() + 1);
+	/* Every value lies in the one area the safety pass bounds. */
+	uxdp_bpf_map_build(m, &bm);
+	assert_true((uint8_t *)mine >= bm.values &&
+		    (uint8_t *)mine + 12 <= bm.values + bm.values_size);
+	k = 4;
+	assert_null(m->ops->map_lookup_elem(m, &k));
+	free(buf);
+	uxdp_bpf_map_free(m);
+}
+
+/* The kernel's checks of an array's definition. */
+static void test_array_definitions(void **state)
+{
+	static const struct {
+		uint32_t type, key, value, max, flags;
+		int err;
+	} defs[] = {
+		{ BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0, 0 },
+		{ BPF_MAP_TYPE_ARRAY, 8, 8, 1, 0, -EINVAL },
+		{ BPF_MAP_TYPE_ARRAY, 4, 0, 1, 0, -EINVAL },
+		{ BPF_MAP_TYPE_ARRAY, 4, 8, 0, 0, -EINVAL },
+		{ BPF_MAP_TYPE_ARRAY, 4, 8, 1, BPF_F_MMAPABLE, 0 },
+		{ BPF_MAP_TYPE_ARRAY, 4, 8, 1, BPF_F_NO_PREALLOC, -EINVAL },
+		{ BPF_MAP_TYPE_ARRAY, 4, 8, 1,
+		  BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG, -EINVAL },
+		{ BPF_MAP_TYPE_ARRAY, 4, 8, 1, BPF_F_WRONLY_PROG, -EOPNOTSUPP },
+		{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1, BPF_F_MMAPABLE, -EINVAL },
+		{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, 32769, 1, 0, -E2BIG },
+		{ BPF_MAP_TYPE_ARRAY, 4, 1U << 20, 1U << 20, 0, -E2BIG },
+		{ BPF_MAP_TYPE_HASH, 4, 8, 1, 0, -EOPNOTSUPP },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(defs); i++) {
+		struct uxdp_bpf_map *m;
+
+		m = uxdp_bpf_map_new("d", defs[i].type, defs[i].key,
+				     defs[i].value, defs[i].max, defs[i].flags);
+		assert_non_null(m);
+		if (uxdp_bpf_map_create(m) != defs[i].err)
+			fail_msg("definition %zu: %s", i, uxdp_errmsg());
+		uxdp_bpf_map_free(m);
+	}
+}
+
+/* Global data: set before load, as skeletons do; .rodata frozen after. */
+static void test_global_data(void **state)
+{
+	struct uxdp_bpf_object *obj = open_corpus("rodata");
+	struct uxdp_bpf_map *ro, *cfg, *data, *bss;
+	uint8_t *val;
+	uint64_t v;
+	size_t size;
+	uint32_t k = 0;
+
+	(void)state;
+	ro = uxdp_bpf_object_find_map(obj, "rodata.rodata");
+	cfg = uxdp_bpf_object_find_map(obj, ".rodata.cfg");
+	data = uxdp_bpf_object_find_map(obj, "rodata.data");
+	bss = uxdp_bpf_object_find_map(obj, "rodata.bss");
+	assert_non_null(ro);
+	assert_non_null(cfg);
+	assert_non_null(data);
+	assert_non_null(bss);
+	assert_true(uxdp_bpf_map_flags(ro) & BPF_F_RDONLY_PROG);
+	assert_true(uxdp_bpf_map_flags(cfg) & BPF_F_RDONLY_PROG);
+	assert_false(uxdp_bpf_map_flags(data) & BPF_F_RDONLY_PROG);
+	/* .rodata: __u32 verdict at 0, __u8 mark at 4: the defaults. */
+	val = uxdp_bpf_map_initial_value(ro, &size);
+	assert_non_null(val);
+	assert_int_equal(size, 5);
+	assert_int_equal(*(uint32_t *)val, XDP_PASS);
+	assert_int_equal(val[4], 0xab);
+	*(uint32_t *)val = XDP_DROP;
+	val[4] = 0x5a;
+	val = uxdp_bpf_map_initial_value(data, &size);
+	assert_non_null(val);
+	assert_int_equal(size, 8);
+	assert_int_equal(*(uint64_t *)val, 1);
+	*(uint64_t *)val = 3;
+
+	load_ok(obj);
+	/* What was set is what the program starts with. */
+	val = calloc(1, 8);
+	assert_int_equal(uxdp_bpf_map_lookup(ro, &k, val, 0), 0);
+	assert_int_equal(*(uint32_t *)val, XDP_DROP);
+	assert_int_equal(val[4], 0x5a);
+	assert_int_equal(uxdp_bpf_map_lookup(cfg, &k, val, 0), 0);
+	assert_int_equal(*(uint32_t *)val, 7);
+	assert_int_equal(uxdp_bpf_map_lookup(data, &k, &v, 0), 0);
+	assert_int_equal(v, 3);
+	/* Frozen: neither the map calls nor the pointer write it. */
+	assert_int_equal(uxdp_bpf_map_update(ro, &k, val, 0), -EPERM);
+	assert_non_null(strstr(uxdp_errmsg(), "frozen"));
+	assert_int_equal(uxdp_bpf_map_update(cfg, &k, val, 0), -EPERM);
+	assert_null(uxdp_bpf_map_initial_value(ro, &size));
+	assert_int_equal(errno, EPERM);
+	/* .data and .bss: live, writable from both sides. */
+	v = 9;
+	assert_int_equal(uxdp_bpf_map_update(data, &k, &v, 0), 0);
+	val = (free(val), uxdp_bpf_map_initial_value(data, &size));
+	assert_non_null(val);
+	assert_int_equal(*(uint64_t *)val, 9);
+	val = uxdp_bpf_map_initial_value(bss, &size);
+	assert_non_null(val);
+	assert_int_equal(*(uint64_t *)val, 0);
+	uxdp_bpf_object_close(obj);
+}
+
+/* bpf-to-bpf calls: subprograms appended after the program, each call
+ * landing on the first instruction of one. */
+static void test_calls_linked(void **state)
+{
+	const char *const names[] = { "calls", "calls.v1" };
+	size_t n;
+
+	(void)state;
+	for (n = 0; n < ARRAY_SIZE(names); n++) {
+		struct uxdp_bpf_object *obj = open_corpus(names[n]);
+		const struct bpf_insn *in;
+		uint32_t len, i, calls = 0;
+
+		load_ok(obj);
+		in = linked(obj, "xdp_calls", &len);
+		for (i = 0; i < len; i++) {
+			int64_t t = (int64_t)i + 1 + in[i].imm;
+
+			if (in[i].code != (BPF_JMP | BPF_CALL) ||
+			    in[i].src_reg != BPF_PSEUDO_CALL)
+				continue;
+			calls++;
+			assert_true(t > i && t < len);
+			/* The instruction before a subprogram is an exit. */
+			assert_int_equal(in[t - 1].code, BPF_JMP | BPF_EXIT);
+		}
+		assert_int_equal(calls, 3);
+		uxdp_bpf_object_close(obj);
+	}
+}
+
+/* CO-RE on flavours of xdp_md: the kernel's offsets and sizes. */
+static void test_core_relocated(void **state)
+{
+	struct uxdp_bpf_object *obj = open_corpus("core");
+	const struct bpf_insn *in;
+	uint32_t len, i, ctx_loads = 0;
+
+	(void)state;
+	load_ok(obj);
+	in = linked(obj, "xdp_core", &len);
+	for (i = 0; i < len; i++) {
+		uint8_t cls = BPF_CLASS(in[i].code);
+
+		/* Every load through r1 (the context here) is a u32 at an
+		 * offset of struct xdp_md: the 64-bit flavour's ldxdw
+		 * became ldxw, the shuffled offsets the UAPI's. */
+		if (cls == BPF_LDX && in[i].src_reg == BPF_REG_1) {
+			assert_int_equal(in[i].code, BPF_LDX | BPF_MEM | BPF_W);
+			assert_true(in[i].off == 0 || in[i].off == 4 ||
+				    in[i].off == 16);
+			ctx_loads++;
+		}
+		/* bpf_core_field_exists() became 1 (mov r3, 1). */
+		assert_false(in[i].code == (BPF_JMP | BPF_CALL) &&
+			     in[i].src_reg == 0);
+	}
+	assert_int_equal(ctx_loads, 5);
+	uxdp_bpf_object_close(obj);
+}
+
+/* -mcpu=v1 objects have no 32-bit jumps; the v3 ones do. */
+static void test_cpu_versions(void **state)
+{
+	const char *const names[] = { "parse_udp", "parse_udp.v1" };
+	size_t n;
+
+	(void)state;
+	for (n = 0; n < ARRAY_SIZE(names); n++) {
+		struct uxdp_bpf_object *obj = open_corpus(names[n]);
+		const struct bpf_insn *in;
+		uint32_t len, i, jmp32 = 0;
+
+		load_ok(obj);
+		in = linked(obj, "xdp_parse_udp", &len);
+		for (i = 0; i < len; i++)
+			jmp32 += BPF_CLASS(in[i].code) == BPF_JMP32;
+		if (n)
+			assert_int_equal(jmp32, 0);
+		else
+			assert_true(jmp32 > 0);
+		uxdp_bpf_object_close(obj);
+	}
+}
+
+/* One program per refusal class: the errno, and a message naming the
+ * program, the instruction and the reason. */
+static void test_refusals(void **state)
+{
+	static const struct {
+		const char *obj;
+		int err;
+		const char *msg[3];
+	} r[] = {
+		{ "refuse_hash", -EOPNOTSUPP, { "prog refuse_hash: insn ",
+		  "map flows (type hash)", "until part 2" } },
+		{ "refuse_redirect", -EOPNOTSUPP, { "prog refuse_redirect: "
+		  "insn ", "helper bpf_redirect (23)", "until part 2" } },
+		{ "refuse_socket", -EOPNOTSUPP, { "prog refuse_socket: insn ",
+		  "helper bpf_sk_lookup_tcp (84)", "kernel state" } },
+		{ "refuse_nonxdp", -EOPNOTSUPP, { "prog refuse_nonxdp: insn 0 "
+		  "(call 14)", "bpf_get_current_pid_tgid",
+		  "not callable from XDP" } },
+		{ "refuse_kfunc", -EOPNOTSUPP, { "prog refuse_kfunc: insn ",
+		  "kfunc bpf_xdp_metadata_rx_timestamp", NULL } },
+		{ "refuse_ksym", -EOPNOTSUPP, { "prog refuse_ksym: insn 0 "
+		  "(lddw", "kernel variable", NULL } },
+		{ "refuse_callback", -EOPNOTSUPP, { "prog refuse_callback: "
+		  "insn ", "callback", "until part 2" } },
+		{ "refuse_core", -EOPNOTSUPP, { "prog refuse_core: insn 0 ",
+		  "CO-RE relocation", "no field 'rx_hash'" } },
+	};
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(r); i++) {
+		struct uxdp_bpf_object *obj = open_corpus(r[i].obj);
+		int err = uxdp_bpf_object_load(obj);
+
+		if (err != r[i].err)
+			fail_msg("%s: %d %s", r[i].obj, err, uxdp_errmsg());
+		for (j = 0; j < 3 && r[i].msg[j]; j++)
+			if (!strstr(uxdp_errmsg(), r[i].msg[j]))
+				fail_msg("%s: '%s' lacks '%s'", r[i].obj,
+					 uxdp_errmsg(), r[i].msg[j]);
+		/* A failed load leaves only close. */
+		assert_int_equal(uxdp_bpf_object_load(obj), -EINVAL);
+		assert_null(uxdp_bpf_object_prog(obj, NULL));
+		uxdp_bpf_object_close(obj);
+	}
+}
+
+/*
+ * The objects Debian installs (libxdp1, xdp-tools): what loads in part 1
+ * and why the rest is refused. xdp-filter's TCP and UDP variants use only
+ * PERCPU_ARRAY maps; the others a PERCPU_HASH.
+ */
+static void test_debian_objects(void **state)
+{
+	static const struct {
+		const char *file;
+		int err;
+		const char *msg;
+	} d[] = {
+		{ "xdp-dispatcher.o", 0, NULL },
+		{ "xdpfilt_alw_tcp.o", 0, NULL },
+		{ "xdpfilt_alw_udp.o", 0, NULL },
+		{ "xdpfilt_dny_tcp.o", 0, NULL },
+		{ "xdpfilt_dny_udp.o", 0, NULL },
+		{ "xdpfilt_alw_all.o", -EOPNOTSUPP, "(type percpu_hash): not "
+		  "supported until part 2" },
+		{ "xdpfilt_alw_eth.o", -EOPNOTSUPP, "map filter_ethernet (type "
+		  "percpu_hash)" },
+		{ "xdpfilt_alw_ip.o", -EOPNOTSUPP, "map filter_ipv4 (type "
+		  "percpu_hash)" },
+		{ "xdpfilt_dny_all.o", -EOPNOTSUPP, "(type percpu_hash)" },
+		{ "xdpfilt_dny_eth.o", -EOPNOTSUPP, "(type percpu_hash)" },
+		{ "xdpfilt_dny_ip.o", -EOPNOTSUPP, "(type percpu_hash)" },
+		{ "xsk_def_xdp_prog.o", -EOPNOTSUPP, "map xsks_map (type "
+		  "xskmap)" },
+		{ "xsk_def_xdp_prog_5.3.o", -EOPNOTSUPP, "map xsks_map (type "
+		  "xskmap)" },
+		{ "xdpdump_xdp.o", -EOPNOTSUPP, "map xdpdump_perf_map (type "
+		  "perf_event_array)" },
+		{ "xdpdump_bpf.o", -ENOENT, "no XDP program to load: "
+		  "trace_on_entry (fentry/func)" },
+	};
+	char path[256];
+	size_t i, found = 0;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(d); i++) {
+		struct uxdp_bpf_object *obj;
+		int err;
+
+		snprintf(path, sizeof(path), DEBIAN_BPF_DIR "/%s", d[i].file);
+		if (access(path, R_OK))
+			continue;
+		found++;
+		obj = uxdp_bpf_object_open(path, NULL);
+		if (!obj)
+			fail_msg("%s: %s", d[i].file, uxdp_errmsg());
+		if (!d[i].err) {
+			load_ok(obj);
+		} else {
+			err = uxdp_bpf_object_load(obj);
+			if (err != d[i].err || !strstr(uxdp_errmsg(), d[i].msg))
+				fail_msg("%s: %d %s", d[i].file, err,
+					 uxdp_errmsg());
+		}
+		uxdp_bpf_object_close(obj);
+	}
+	if (!found)
+		skip();		/* libxdp1 and xdp-tools not installed */
+}
+
+/*
+ * Open and load make no bpf() system call: a child process with a seccomp
+ * filter that traps bpf() counts the calls (SIGSYS) and reports them.
+ */
+static volatile sig_atomic_t bpf_calls;
+
+static void on_sigsys(int sig)
+{
+	(void)sig;
+	bpf_calls++;
+}
+
+static void test_no_bpf_syscall(void **state)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog fp = { .len = ARRAY_SIZE(f), .filter = f };
+	const char *const objs[] = { "count", "rodata", "core", "calls",
+				     "sections", "refuse_hash" };
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		size_t i;
+
+		signal(SIGSYS, on_sigsys);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp))
+			_exit(200);
+		/* The filter works: a bpf() call is counted. */
+		syscall(__NR_bpf, 0, NULL, 0);
+		if (bpf_calls != 1)
+			_exit(201);
+		bpf_calls = 0;
+		for (i = 0; i < ARRAY_SIZE(objs); i++) {
+			struct uxdp_bpf_object *obj;
+
+			obj = uxdp_bpf_object_open(corpus(objs[i]), NULL);
+			if (!obj)
+				_exit(202);
+			uxdp_bpf_object_load(obj);
+			uxdp_bpf_object_close(obj);
+		}
+		_exit(bpf_calls > 100 ? 100 : (int)bpf_calls);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Every helper of libbpf's bpf_helper_defs.h by its name; others by
+ * number. */
+static void test_helper_names(void **state)
+{
+	char line[512], buf[32];
+	FILE *f;
+	unsigned n = 0;
+
+	(void)state;
+	assert_string_equal(uxdp_bpf_helper_name(0, buf, sizeof(buf)),
+			    "helper 0");
+	assert_string_equal(uxdp_bpf_helper_name(99999, buf, sizeof(buf)),
+			    "helper 99999");
+	assert_string_equal(uxdp_bpf_helper_name(BPF_FUNC_xdp_adjust_head,
+						 buf, sizeof(buf)),
+			    "bpf_xdp_adjust_head");
+	f = fopen(T_BPF_HELPER_DEFS, "r");
+	if (!f)
+		skip();
+	while (fgets(line, sizeof(line), f)) {
+		char name[128];
+		unsigned id;
+		char *p = strstr(line, "(*bpf_");
+
+		if (!p || !strstr(line, "= (void *) ") ||
+		    sscanf(p, "(*%127[a-z0-9_])", name) != 1 ||
+		    sscanf(strstr(line, "= (void *) "), "= (void *) %u",
+			   &id) != 1)
+			continue;
+		assert_string_equal(uxdp_bpf_helper_name(id, buf,
+							 sizeof(buf)), name);
+		n++;
+	}
+	fclose(f);
+	assert_true(n >= 211);
+	/* What part 1 has, with the checker's view of the arguments. */
+	assert_non_null(uxdp_bpf_helper_get(BPF_FUNC_map_lookup_elem));
+	assert_int_equal(uxdp_bpf_helper_get(BPF_FUNC_map_lookup_elem)->ret,
+			 UXDP_BPF_RET_VALUE_OR_NULL);
+	assert_int_equal(uxdp_bpf_helper_get(BPF_FUNC_trace_printk)->args[1],
+			 UXDP_BPF_ARG_SIZE);
+	assert_null(uxdp_bpf_helper_get(BPF_FUNC_redirect_map));
+	assert_null(uxdp_bpf_helper_get(0));
+}
+
+/* An array's lookup as instructions: bounds, scale, base. */
+static void test_gen_lookup(void **state)
+{
+	struct bpf_insn insn[UXDP_BPF_GEN_LOOKUP_MAX];
+	struct uxdp_bpf_build_map bm;
+	struct uxdp_bpf_map *m;
+	uint64_t base;
+	uint32_t n;
+
+	(void)state;
+	m = uxdp_bpf_map_new("a", BPF_MAP_TYPE_ARRAY, 4, 20, 10, 0);
+	assert_int_equal(uxdp_bpf_map_create(m), 0);
+	uxdp_bpf_map_build(m, &bm);
+	n = uxdp_bpf_map_gen_lookup(&bm, insn);
+	assert_int_equal(n, 8);
+	base = (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32;
+	assert_int_equal(base, (uintptr_t)m->values);
+	assert_int_equal(insn[3].code, BPF_JMP | BPF_JGE | BPF_K);
+	assert_int_equal(insn[3].imm, 10);
+	assert_int_equal(insn[4].code, BPF_ALU64 | BPF_MUL | BPF_K);
+	assert_int_equal(insn[4].imm, 24);	/* 20 rounded up to 8 */
+	uxdp_bpf_map_free(m);
+	/* Per-CPU arrays are called. */
+	m = uxdp_bpf_map_new("p", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1, 0);
+	assert_int_equal(uxdp_bpf_map_create(m), 0);
+	uxdp_bpf_map_build(m, &bm);
+	assert_int_equal(uxdp_bpf_map_gen_lookup(&bm, insn), 0);
+	uxdp_bpf_map_free(m);
+}
+
+/* T_BPF_DUMP=NAME (a corpus object, or a path): what the loader made. */
+static void test_dump(void **state)
+{
+	const char *name = getenv("T_BPF_DUMP");
+	struct uxdp_bpf_object *obj;
+	int err;
+
+	(void)state;
+	if (!name || !*name)
+		skip();
+	obj = strchr(name, '/') ? uxdp_bpf_object_open(name, NULL) :
+				  open_corpus(name);
+	assert_non_null(obj);
+	err = uxdp_bpf_object_load(obj);
+	printf("load: %d %s\n", err, uxdp_errmsg());
+	dump(obj);
+	uxdp_bpf_object_close(obj);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_file_and_mem),
+		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_sections),
+		cmocka_unit_test(test_autoload_off),
+		cmocka_unit_test(test_count_maps),
+		cmocka_unit_test(test_percpu_layout),
+		cmocka_unit_test(test_array_definitions),
+		cmocka_unit_test(test_global_data),
+		cmocka_unit_test(test_calls_linked),
+		cmocka_unit_test(test_core_relocated),
+		cmocka_unit_test(test_cpu_versions),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_debian_objects),
+		cmocka_unit_test(test_no_bpf_syscall),
+		cmocka_unit_test(test_helper_names),
+		cmocka_unit_test(test_gen_lookup),
+		cmocka_unit_test(test_dump),
+	};
+
+	t_test_filter();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
