@@ -910,7 +910,7 @@ static const struct tcase cases[] = {
 	{
 		"an unknown opcode",
 		{ INSN(0x8d, 0, 1, 0, 0), EXIT },
-		REJECT, "insn 0 (<bad opcode 0x8d>): callx",
+		REJECT, "insn 0 (call %r0): callx",
 	},
 	{
 		"a legacy packet load",
