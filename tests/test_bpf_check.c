@@ -1451,7 +1451,8 @@ static uint64_t suite_run(const struct uxdp_bpf_code *c,
 			  const struct t_bpf_data *d, uint8_t *mem,
 			  struct uxdp_bpf_run *run)
 {
-	memcpy(mem, d->mem, d->mem_len);
+	if (d->mem_len)		/* d->mem is NULL then: memcpy may not */
+		memcpy(mem, d->mem, d->mem_len);
 	*run = (struct uxdp_bpf_run){ .code = c, .mem = mem,
 				      .mem_len = d->mem_len };
 	return uxdp_bpf_interp_run(run, (uintptr_t)mem, d->mem_len);
