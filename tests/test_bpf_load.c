@@ -126,7 +126,7 @@ static const struct bpf_insn *linked(struct uxdp_bpf_object *obj,
 static const char *const corpus_objs[] = {
 	"drop", "pass", "count", "count.v1", "parse_udp", "parse_udp.v1",
 	"macswap", "loop", "loop.v1", "calls", "calls.v1", "rodata", "core",
-	"sections", "oob", "helpers", "adjust", "printk",
+	"sections", "oob", "helpers", "adjust", "printk", "ctx",
 };
 
 /* Every corpus object opens from its file and from memory (a buffer
@@ -1430,8 +1430,10 @@ static void run_faults(uint32_t engine)
 
 	/* The default budget ends it too. */
 	p = load_engine("oob", engine, "forever", &obj);
+	old = capture_start();
 	assert_int_equal(run1(p, pkt, sizeof(pkt)).verdict,
 			 XDP_ABORTED);
+	uxdp_set_print(old);
 	assert_int_equal(array_u64(obj, "spins", 0),
 			 UXDP_BPF_DEFAULT_BUDGET + 1);
 	unload(p, obj);
@@ -1464,6 +1466,12 @@ static void test_proven(void **state)
 		uxdp_prog_put(p);
 		uxdp_bpf_object_close(obj);
 	}
+}
+
+static uint32_t t_c_prog(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx, (void)priv;
+	return XDP_PASS;
 }
 
 static int refuse_jit(struct uxdp_bpf_code *code, struct uxdp_bpf_jit **out)
@@ -1519,11 +1527,92 @@ static void test_engines(void **state)
 	uxdp_bpf_prog_jit_compile = jit;
 
 	/* Not an eBPF program; bad arguments. */
-	p = uxdp_prog_create("c_prog", NULL, NULL);
-	assert_null(p);
+	p = uxdp_prog_create("c_prog", t_c_prog, NULL);
+	assert_non_null(p);
 	info.sz = sizeof(info);
+	assert_int_equal(uxdp_bpf_prog_info(p, &info), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "prog c_prog: not an eBPF"));
 	assert_int_equal(uxdp_bpf_prog_info(NULL, &info), -EINVAL);
+	uxdp_prog_put(p);
+	p = load_engine("drop", UXDP_BPF_ENGINE_DEFAULT, NULL, &obj);
+	assert_int_equal(uxdp_bpf_prog_info(p, NULL), -EINVAL);
+	info.sz = 1;
+	assert_int_equal(uxdp_bpf_prog_info(p, &info), -EINVAL);
+	/* An older, shorter struct gets its fields only. */
+	memset(&info, 0xa5, sizeof(info));
+	info.sz = offsetof(struct uxdp_bpf_prog_info, insns);
+	assert_int_equal(uxdp_bpf_prog_info(p, &info), 0);
+	assert_true(info.engine == UXDP_BPF_ENGINE_JIT ||
+		    info.engine == UXDP_BPF_ENGINE_INTERP);
+	assert_int_equal(info.insns, 0xa5a5a5a5);
+	unload(p, obj);
 }
+
+/* The context's fields from the test run's options, metadata in and
+ * out, and the options' errors. */
+static void run_context(uint32_t engine)
+{
+	const uint32_t meta = 0x11223344;
+	uint8_t in[4 + 64], out[128];
+	UXDP_DECLARE_OPTS(uxdp_bpf_test_run_opts, o, .data_in = in,
+			  .data_size_in = sizeof(in), .meta_size = 4,
+			  .data_out = out, .data_size_out = sizeof(out),
+			  .ingress_ifindex = 7, .rx_queue_index = 3);
+	struct uxdp_bpf_test_run_opts bad;
+	struct uxdp_bpf_object *obj;
+	struct uxdp_prog *p, *c;
+
+	memcpy(in, &meta, 4);
+	t_packet(in + 4, 64, ETH_P_IP);
+	p = load_engine("ctx", engine, NULL, &obj);
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &o), 0);
+	assert_int_equal(o.retval, XDP_PASS);
+	assert_int_equal(o.meta_size, 4);
+	assert_int_equal(o.data_size_out, sizeof(in));
+	assert_memory_equal(out, in, sizeof(in));
+	assert_int_equal(array_u64(obj, "fields", 0), 7);
+	assert_int_equal(array_u64(obj, "fields", 1), 3);
+	assert_int_equal(array_u64(obj, "fields", 2), 0);
+	assert_int_equal(array_u64(obj, "fields", 3), 64);
+	assert_int_equal(array_u64(obj, "fields", 4), meta);
+	/* No metadata: none seen, none out. */
+	assert_int_equal(run1(p, in + 4, 64).meta, 0);
+	assert_int_equal(array_u64(obj, "fields", 4), 0);
+
+	/* data_out too small: ENOSPC, the size needed, the first bytes. */
+	bad = o;
+	memset(out, 0, sizeof(out));
+	bad.data_size_out = 10;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -ENOSPC);
+	assert_int_equal(bad.data_size_out, sizeof(in));
+	assert_memory_equal(out, in, 10);
+	assert_int_equal(out[10], 0);
+	/* Metadata not a multiple of 4, or past 252; a packet shorter than
+	 * an Ethernet header; no data. */
+	bad = o;
+	bad.meta_size = 3;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	bad.meta_size = 256;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	bad = o;
+	bad.meta_size = 0;
+	bad.data_size_in = 13;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	bad.data_size_in = 3521;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	bad = o;
+	bad.data_in = NULL;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	assert_int_equal(uxdp_bpf_prog_test_run(p, NULL), -EINVAL);
+	/* Not an eBPF program. */
+	c = uxdp_prog_create("c_prog", t_c_prog, NULL);
+	assert_non_null(c);
+	assert_int_equal(uxdp_bpf_prog_test_run(c, &o), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "not an eBPF program"));
+	uxdp_prog_put(c);
+	unload(p, obj);
+}
+T_EACH_ENGINE(run_context)
 
 /* Several programs of one object, and two objects of one file with maps
  * of their own, side by side in one process. */
@@ -1703,6 +1792,7 @@ int main(void)
 		cmocka_unit_test(test_run_faults),
 		cmocka_unit_test(test_proven),
 		cmocka_unit_test(test_engines),
+		cmocka_unit_test(test_run_context),
 		cmocka_unit_test(test_several),
 		cmocka_unit_test(test_attached_swap),
 		cmocka_unit_test(test_dump),
