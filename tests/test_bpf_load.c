@@ -1604,6 +1604,10 @@ static void run_context(uint32_t engine)
 	bad.data_in = NULL;
 	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
 	assert_int_equal(uxdp_bpf_prog_test_run(p, NULL), -EINVAL);
+	bad = o;
+	bad.sz = offsetof(struct uxdp_bpf_test_run_opts, retval);
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "no room for the results"));
 	/* Not an eBPF program. */
 	c = uxdp_prog_create("c_prog", t_c_prog, NULL);
 	assert_non_null(c);

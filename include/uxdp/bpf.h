@@ -244,7 +244,8 @@ struct uxdp_bpf_test_run_opts {
 /*
  * Returns 0 (the verdict in retval, XDP_ABORTED for a fault, counted in the
  * program's info), -EINVAL (not a loaded eBPF program, bad sizes or
- * metadata), -ENOSPC (data_out too small: see above), -ENOMEM.
+ * metadata, an opts.sz that does not reach duration: the results are
+ * written), -ENOSPC (data_out too small: see above), -ENOMEM.
  */
 int uxdp_bpf_prog_test_run(const struct uxdp_prog *prog,
 			   struct uxdp_bpf_test_run_opts *opts);
