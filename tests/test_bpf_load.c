@@ -1618,6 +1618,97 @@ static void run_context(uint32_t engine)
 }
 T_EACH_ENGINE(run_context)
 
+/* Ethernet, IPv4 and TCP (no options) from port 1234 to @port. */
+static void t_tcp_packet(uint8_t *pkt, uint32_t len, uint16_t port)
+{
+	t_packet(pkt, len, ETH_P_IP);
+	pkt[14] = 0x45;
+	pkt[23] = IPPROTO_TCP;
+	pkt[34] = 1234 >> 8;
+	pkt[35] = 1234 & 0xff;
+	pkt[36] = (uint8_t)(port >> 8);
+	pkt[37] = (uint8_t)port;
+	pkt[46] = 5 << 4;		/* data offset */
+}
+
+/*
+ * xdp-filter as Debian installs it (xdpfilt_dny_tcp.o, xdpfilt_alw_tcp.o):
+ * with no port in filter_ports, deny mode (everything denied but what the
+ * map lets through) drops a TCP packet and allow mode passes it; with its
+ * destination port marked (xdp-filter's MAP_FLAG_DST | MAP_FLAG_TCP on
+ * every CPU, keyed by the port in network order as its "port" command
+ * writes it), the opposite, and the hit counted in this thread's slot.
+ */
+static void run_xdp_filter(uint32_t engine)
+{
+	static const struct {
+		const char *file;
+		uint32_t miss, hit;
+	} f[] = {
+		{ "xdpfilt_dny_tcp.o", XDP_DROP, XDP_PASS },
+		{ "xdpfilt_alw_tcp.o", XDP_PASS, XDP_DROP },
+	};
+	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, o, .engine = engine);
+	int ncpus = uxdp_bpf_num_possible_cpus();
+	uint8_t pkt[64];
+	char path[256];
+	size_t i;
+
+	t_tcp_packet(pkt, sizeof(pkt), 80);
+	for (i = 0; i < ARRAY_SIZE(f); i++) {
+		struct uxdp_bpf_object *obj;
+		struct uxdp_bpf_map *ports, *stats;
+		struct uxdp_prog *p;
+		uint64_t *v;
+		uint32_t k = htons(80);
+		int c;
+
+		snprintf(path, sizeof(path), DEBIAN_BPF_DIR "/%s", f[i].file);
+		if (access(path, R_OK))
+			skip();		/* xdp-tools not installed */
+		obj = uxdp_bpf_object_open(path, &o);
+		assert_non_null(obj);
+		load_ok(obj);
+		p = uxdp_bpf_object_prog(obj, NULL);
+		assert_non_null(p);
+		assert_int_equal(run1(p, pkt, sizeof(pkt)).verdict, f[i].miss);
+		ports = uxdp_bpf_object_find_map(obj, "filter_ports");
+		assert_non_null(ports);
+		v = calloc((size_t)ncpus, sizeof(*v));
+		assert_non_null(v);
+		for (c = 0; c < ncpus; c++)
+			v[c] = 0x2 | 0x4;	/* MAP_FLAG_DST | MAP_FLAG_TCP */
+		assert_int_equal(uxdp_bpf_map_update(ports, &k, v, BPF_ANY), 0);
+		assert_int_equal(run1(p, pkt, sizeof(pkt)).verdict, f[i].hit);
+		/* Another port is still a miss. */
+		t_tcp_packet(pkt, sizeof(pkt), 81);
+		assert_int_equal(run1(p, pkt, sizeof(pkt)).verdict, f[i].miss);
+		t_tcp_packet(pkt, sizeof(pkt), 80);
+		assert_int_equal(uxdp_bpf_map_lookup(ports, &k, v, 0), 0);
+		for (c = 0; c < ncpus; c++)
+			if (c != (int)uxdp_thread_index())
+				assert_int_equal(v[c], 0x6);
+		assert_true(v[uxdp_thread_index()] > 0x6);
+		free(v);
+		/* xdp_stats_map: per verdict, this thread's packets and
+		 * bytes (struct datarec). */
+		v = calloc((size_t)ncpus, 2 * sizeof(*v));
+		assert_non_null(v);
+		stats = uxdp_bpf_object_find_map(obj, "xdp_stats_map");
+		assert_non_null(stats);
+		k = f[i].miss;
+		assert_int_equal(uxdp_bpf_map_lookup(stats, &k, v, 0), 0);
+		assert_int_equal(v[2 * uxdp_thread_index()], 2);
+		assert_int_equal(v[2 * uxdp_thread_index() + 1], 2 * 64);
+		k = f[i].hit;
+		assert_int_equal(uxdp_bpf_map_lookup(stats, &k, v, 0), 0);
+		assert_int_equal(v[2 * uxdp_thread_index()], 1);
+		free(v);
+		unload(p, obj);
+	}
+}
+T_EACH_ENGINE(run_xdp_filter)
+
 /* Several programs of one object, and two objects of one file with maps
  * of their own, side by side in one process. */
 static void test_several(void **state)
@@ -1797,6 +1888,7 @@ int main(void)
 		cmocka_unit_test(test_proven),
 		cmocka_unit_test(test_engines),
 		cmocka_unit_test(test_run_context),
+		cmocka_unit_test(test_run_xdp_filter),
 		cmocka_unit_test(test_several),
 		cmocka_unit_test(test_attached_swap),
 		cmocka_unit_test(test_dump),
