@@ -1764,6 +1764,79 @@ static uint64_t runs_of(struct uxdp_prog *p)
 	return info.runs;
 }
 
+struct t_passed {
+	uint64_t n;
+	uint64_t marked;	/* first byte 0x5a: the program's write */
+};
+
+static void t_on_pass(void *arg, struct uxdp_buff *b)
+{
+	struct t_passed *tp = arg;
+
+	tp->n++;
+	tp->marked += ((uint8_t *)b->data)[0] == 0x5a;
+}
+
+/*
+ * The verdicts through a driver: macswap's XDP_TX leaves by the null
+ * device's transmit queue; rodata's writes to the packet (its mark, set
+ * before load) reach the pass handler with XDP_PASS.
+ */
+static void test_attached_verdicts(void **state)
+{
+	struct uxdp_bpf_object *o1, *o2;
+	struct t_passed tp = { 0 };
+	struct uxdp_prog *p1, *p2;
+	struct uxdp_rxq_stats rs;
+	struct uxdp_txq_stats ts;
+	struct uxdp_bpf_map *ro;
+	char name[UXDP_IFNAMSIZ];
+	struct uxdp_dev *d;
+	uint8_t *rv;
+	size_t size;
+	int i;
+
+	(void)state;
+	snprintf(name, sizeof(name), "bpfv%d", (int)getpid() % 100000);
+	d = uxdp_null_create(name, NULL);
+	if (!d) {
+		fail_msg("null %s: %s", name, uxdp_errmsg());
+		return;
+	}
+	uxdp_dev_set_pass_handler(d, t_on_pass, &tp);
+	p1 = load_engine("macswap", UXDP_BPF_ENGINE_DEFAULT, NULL, &o1);
+	o2 = open_engine("rodata", UXDP_BPF_ENGINE_INTERP);
+	ro = uxdp_bpf_object_find_map(o2, "rodata.rodata");
+	rv = uxdp_bpf_map_initial_value(ro, &size);
+	assert_non_null(rv);
+	rv[4] = 0x5a;
+	load_ok(o2);
+	p2 = uxdp_bpf_object_prog(o2, NULL);
+	assert_non_null(p2);
+
+	assert_int_equal(uxdp_dev_attach_prog(d, 0, p1), 0);
+	assert_int_equal(uxdp_dev_up(d), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(uxdp_dev_poll(d, 0, 32), 32);
+	assert_int_equal(uxdp_dev_rxq_stats(d, 0, &rs), 0);
+	assert_int_equal(uxdp_dev_txq_stats(d, 0, &ts), 0);
+	assert_int_equal(rs.tx, 128);
+	assert_int_equal(ts.packets, 128);
+	assert_int_equal(runs_of(p1), 128);
+
+	assert_int_equal(uxdp_dev_attach_prog(d, 0, p2), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(uxdp_dev_poll(d, 0, 32), 32);
+	assert_int_equal(tp.n, 128);
+	assert_int_equal(tp.marked, 128);
+	assert_int_equal(runs_of(p1), 128);
+	assert_int_equal(uxdp_dev_audit(d, NULL), 0);
+
+	uxdp_dev_destroy(d);
+	unload(p1, o1);
+	unload(p2, o2);
+}
+
 /*
  * Loaded programs on a device: two count programs (two objects, one on
  * each engine) swapped on a null device under traffic from its polling
@@ -1890,6 +1963,7 @@ int main(void)
 		cmocka_unit_test(test_run_context),
 		cmocka_unit_test(test_run_xdp_filter),
 		cmocka_unit_test(test_several),
+		cmocka_unit_test(test_attached_verdicts),
 		cmocka_unit_test(test_attached_swap),
 		cmocka_unit_test(test_dump),
 	};
