@@ -1709,6 +1709,116 @@ static void run_xdp_filter(uint32_t engine)
 }
 T_EACH_ENGINE(run_xdp_filter)
 
+/* Every map of @a equal to the same map of @b, value by value (maps the
+ * load left out are skipped: neither has them). */
+static void maps_equal(struct uxdp_bpf_object *a, struct uxdp_bpf_object *b)
+{
+	struct uxdp_bpf_map *ma = NULL, *mb = NULL;
+	size_t vsz = (size_t)uxdp_bpf_num_possible_cpus() * 64;
+	uint8_t *va = malloc(vsz), *vb = malloc(vsz);
+
+	assert_non_null(va);
+	assert_non_null(vb);
+	while ((ma = uxdp_bpf_object_next_map(a, ma))) {
+		uint32_t k, max = uxdp_bpf_map_max_entries(ma);
+		size_t sz = uxdp_bpf_map_value_size(ma);
+
+		mb = uxdp_bpf_object_next_map(b, mb);
+		assert_non_null(mb);
+		assert_true(sz <= 64);
+		if (uxdp_bpf_map_type(ma) == BPF_MAP_TYPE_PERCPU_ARRAY)
+			sz = (sz + 7) / 8 * 8 * vsz / 64;
+		for (k = 0; k < max; k++) {
+			int ea = uxdp_bpf_map_lookup(ma, &k, va, 0);
+			int eb = uxdp_bpf_map_lookup(mb, &k, vb, 0);
+
+			assert_int_equal(ea, eb);
+			if (ea)
+				break;
+			if (memcmp(va, vb, sz))
+				fail_msg("map %s: key %u differs",
+					 uxdp_bpf_map_name(ma), k);
+		}
+	}
+	free(va);
+	free(vb);
+}
+
+/*
+ * The interpreter and the JIT on every program of every corpus object,
+ * over the same random packets (some of them Ethernet/IPv4/UDP with random
+ * ports and lengths): the same verdict, packet and metadata out, and the
+ * same maps after. helpers' map holds times and random numbers: its
+ * verdicts are compared, not its map.
+ */
+static void test_engines_agree(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, oi,
+			  .engine = UXDP_BPF_ENGINE_INTERP, .budget = 1000);
+	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, oj,
+			  .engine = UXDP_BPF_ENGINE_JIT, .budget = 1000);
+	uxdp_print_fn_t old;
+	uint8_t pkt[256];
+	unsigned seed = 14;
+	size_t i;
+
+	(void)state;
+	old = capture_start();
+	for (i = 0; i < ARRAY_SIZE(corpus_objs); i++) {
+		struct uxdp_bpf_object *a, *b;
+		struct uxdp_bpf_program *pa = NULL, *pb = NULL;
+
+		a = uxdp_bpf_object_open(corpus(corpus_objs[i]), &oi);
+		b = uxdp_bpf_object_open(corpus(corpus_objs[i]), &oj);
+		assert_non_null(a);
+		assert_non_null(b);
+		load_ok(a);
+		load_ok(b);
+		while ((pa = uxdp_bpf_object_next_program(a, pa))) {
+			struct uxdp_prog *xa, *xb;
+			int n;
+
+			pb = uxdp_bpf_object_next_program(b, pb);
+			xa = uxdp_bpf_program_prog(pa);
+			xb = uxdp_bpf_program_prog(pb);
+			if (!xa) {		/* not an XDP program */
+				assert_null(xb);
+				continue;
+			}
+			for (n = 0; n < 64; n++) {
+				uint32_t len = 14 + (uint32_t)rand_r(&seed) %
+					       (sizeof(pkt) - 14), j;
+				struct t_run ra, rb;
+
+				for (j = 0; j < len; j++)
+					pkt[j] = (uint8_t)rand_r(&seed);
+				if (n % 2 && len >= 42)
+					t_udp_packet(pkt, len,
+						     (uint16_t)rand_r(&seed));
+				pkt[0] = (uint8_t)(n % 3 ? pkt[0] : 255);
+				ra = run_ex(xa, pkt, len, (uint32_t)n % 2, 1);
+				rb = run_ex(xb, pkt, len, (uint32_t)n % 2, 1);
+				if (ra.verdict != rb.verdict || ra.len != rb.len ||
+				    ra.meta != rb.meta ||
+				    memcmp(ra.out, rb.out, ra.meta + ra.len))
+					fail_msg("%s: %s: packet %d (%u bytes): "
+						 "%u/%u bytes %u vs %u/%u %u",
+						 corpus_objs[i],
+						 uxdp_prog_name(xa), n, len,
+						 ra.meta, ra.len, ra.verdict,
+						 rb.meta, rb.len, rb.verdict);
+			}
+			uxdp_prog_put(xa);
+			uxdp_prog_put(xb);
+		}
+		if (strcmp(corpus_objs[i], "helpers"))
+			maps_equal(a, b);
+		uxdp_bpf_object_close(a);
+		uxdp_bpf_object_close(b);
+	}
+	uxdp_set_print(old);
+}
+
 /* Several programs of one object, and two objects of one file with maps
  * of their own, side by side in one process. */
 static void test_several(void **state)
@@ -1962,6 +2072,7 @@ int main(void)
 		cmocka_unit_test(test_engines),
 		cmocka_unit_test(test_run_context),
 		cmocka_unit_test(test_run_xdp_filter),
+		cmocka_unit_test(test_engines_agree),
 		cmocka_unit_test(test_several),
 		cmocka_unit_test(test_attached_verdicts),
 		cmocka_unit_test(test_attached_swap),
