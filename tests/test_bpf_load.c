@@ -1848,8 +1848,17 @@ static void test_several(void **state)
 	/* The object's handles go; the programs it gave out stay. */
 	uxdp_bpf_object_close(obj);
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		struct uxdp_bpf_prog_info info;
+
 		assert_int_equal(run1(p[i], pkt, sizeof(pkt)).verdict,
 				 want[i].verdict);
+		/* An XDP_ABORTED the program returns is counted, not as a
+		 * fault. */
+		info_of(p[i], &info);
+		assert_int_equal(info.runs, 1);
+		assert_int_equal(info.aborted,
+				 want[i].verdict == XDP_ABORTED);
+		assert_int_equal(info.faults, 0);
 		uxdp_prog_put(p[i]);
 	}
 
