@@ -86,11 +86,23 @@ static void dump(struct uxdp_bpf_object *obj)
 		       uxdp_bpf_map_max_entries(m), uxdp_bpf_map_flags(m));
 	while ((p = uxdp_bpf_object_next_program(obj, p))) {
 		const struct bpf_insn *in = uxdp_bpf_program_insns(p, &len);
+		UXDP_DECLARE_OPTS(uxdp_bpf_prog_info, info);
+		struct uxdp_prog *prog = uxdp_bpf_program_prog(p);
 
 		printf("prog %s sec %s type %u attach %u\n",
 		       uxdp_bpf_program_name(p), uxdp_bpf_program_section(p),
 		       uxdp_bpf_program_type(p),
 		       uxdp_bpf_program_attach_type(p));
+		if (prog && !uxdp_bpf_prog_info(prog, &info))
+			printf("  engine %s, %u insns (%u after fixups), jit %u "
+			       "bytes; accesses %u: %u proven, %u checked; "
+			       "%u back edges\n",
+			       info.engine == UXDP_BPF_ENGINE_JIT ? "jit" :
+								     "interp",
+			       info.insns, info.xlated_insns, info.jit_size,
+			       info.accesses, info.proven, info.checked,
+			       info.back_edges);
+		uxdp_prog_put(prog);
 		for (i = 0; in && i < len; i++) {
 			uxdp_bpf_insn_str(&in[i], buf, sizeof(buf));
 			printf("  %3u: %02x %u %u %5d %11d  %s\n", i, in[i].code,
