@@ -10,7 +10,7 @@
  * not pass: refused by the parser, the assembler or the validity rules, or
  * run to a result other than the one it claims.
  *
- * Engines are a list, so the JIT joins by adding a row to engines[].
+ * Engines are a list: the interpreter, and the JIT (x86-64).
  */
 #include "t_helpers.h"
 
@@ -38,8 +38,26 @@ static uint64_t interp_run(void *state, struct uxdp_bpf_run *run,
 	return uxdp_bpf_interp_run(run, r1, r2);
 }
 
+/* The JIT: compiled once per file, any refusal a failure (x86-64). */
+static int jit_prepare(struct uxdp_bpf_code *code, void **state)
+{
+	return uxdp_bpf_jit_compile(code, (struct uxdp_bpf_jit **)state);
+}
+
+static uint64_t jit_run(void *state, struct uxdp_bpf_run *run, uint64_t r1,
+			uint64_t r2)
+{
+	return uxdp_bpf_jit_run(state, run, r1, r2);
+}
+
+static void jit_release(void *state)
+{
+	uxdp_bpf_jit_free(state);
+}
+
 static const struct t_engine engines[] = {
 	{ "interpreter", NULL, interp_run, NULL },
+	{ "jit", jit_prepare, jit_run, jit_release },
 };
 
 static const char *suite_dir(void)
@@ -283,6 +301,16 @@ static void test_interpreter(void **state)
 	test_engine(&engines[0]);
 }
 
+static void test_jit(void **state)
+{
+	(void)state;
+#if defined(__x86_64__)
+	test_engine(&engines[1]);
+#else
+	skip();		/* the JIT is x86-64 only */
+#endif
+}
+
 /* Every negative test must fail to pass, and the counts say how. */
 static void test_negative(void **state)
 {
@@ -317,6 +345,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_interpreter),
+		cmocka_unit_test(test_jit),
 		cmocka_unit_test(test_negative),
 	};
 

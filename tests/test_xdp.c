@@ -389,6 +389,43 @@ static void test_prog_create_and_refs(void **state)
 	uxdp_prog_put(NULL);
 }
 
+static void t_prog_fini(void *priv)
+{
+	++*(int *)priv;
+}
+
+/* The destructor runs once, at the last reference, and not when creating
+ * failed (the caller still owns priv then). */
+static void test_prog_create_ex_fini(void **state)
+{
+	char name[UXDP_PROG_NAME_MAX + 2];
+	struct uxdp_prog *p;
+	int calls = 0;
+
+	(void)state;
+	p = uxdp_prog_create_ex("with_fini", t_prog_pass, &calls, t_prog_fini);
+	assert_non_null(p);
+	uxdp_prog_get(p);
+	uxdp_prog_put(p);
+	assert_int_equal(calls, 0);
+	uxdp_prog_put(p);
+	assert_int_equal(calls, 1);
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	errno = 0;
+	assert_null(uxdp_prog_create_ex(name, t_prog_pass, &calls,
+					t_prog_fini));
+	assert_int_equal(errno, ENAMETOOLONG);
+	assert_null(uxdp_prog_create_ex("x", NULL, &calls, t_prog_fini));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(calls, 1);
+	/* No destructor is fine too. */
+	p = uxdp_prog_create_ex("no_fini", t_prog_pass, NULL, NULL);
+	assert_non_null(p);
+	uxdp_prog_put(p);
+}
+
 /* A name that does not fit is refused, not cut (issue 6, defect 10). */
 static void test_prog_create_name_limit(void **state)
 {
@@ -811,6 +848,7 @@ int main(void)
 		cmocka_unit_test(test_frame_alignment),
 		cmocka_unit_test(test_prog_create_and_refs),
 		cmocka_unit_test(test_prog_create_name_limit),
+		cmocka_unit_test(test_prog_create_ex_fini),
 		cmocka_unit_test(test_prog_load_dependency_symbols),
 		cmocka_unit_test(test_prog_load),
 		cmocka_unit_test(test_prog_load_name_length),

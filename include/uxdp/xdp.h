@@ -289,6 +289,18 @@ struct uxdp_prog *uxdp_prog_create(const char *name, uxdp_prog_fn run,
 				   void *priv);
 
 /*
+ * The same, with a destructor: @fini (may be NULL) gets @priv when the last
+ * reference goes (uxdp_prog_put). By then no poll runs the program: a device
+ * holds a reference while it is attached and gives it back only after the
+ * grace period of the detach or swap, so @fini may free whatever the
+ * program reads (the bpf layer frees a loaded object's code and JIT memory
+ * this way). On failure (NULL, errno set as for uxdp_prog_create) @fini is
+ * not called: @priv is still the caller's.
+ */
+struct uxdp_prog *uxdp_prog_create_ex(const char *name, uxdp_prog_fn run,
+				      void *priv, void (*fini)(void *priv));
+
+/*
  * Load program @name from the shared object at @path (dlopen; a path
  * without '/' is searched as dlopen does). @name is the <name> of
  * UXDP_PROG_DEFINE: at most 63 characters, letters, digits and '_' only.

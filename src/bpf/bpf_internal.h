@@ -36,6 +36,7 @@
 
 #include <linux/bpf.h>		/* struct bpf_insn, BPF_* field values */
 
+#include <uxdp/bpf.h>
 #include <uxdp/buff.h>
 #include <uxdp/xdp.h>
 
@@ -242,13 +243,8 @@ struct uxdp_bpf_prog_array {
 
 /* ---- a run ---------------------------------------------------------------- */
 
-enum uxdp_bpf_fault {
-	UXDP_BPF_FAULT_NONE,
-	UXDP_BPF_FAULT_MEM,		/* a check found the access outside */
-	UXDP_BPF_FAULT_BUDGET,		/* too many back edges */
-	UXDP_BPF_FAULT_DEPTH,		/* calls nested past UXDP_BPF_MAX_DEPTH */
-	UXDP_BPF_FAULT_INSN,		/* an opcode no row has (a bug) */
-};
+/* enum uxdp_bpf_fault (UXDP_BPF_FAULT_*) is public: <uxdp/bpf.h>, which
+ * a program's info reports it through. */
 
 /*
  * One run of a program on one thread. The engine entry points fill what
@@ -344,6 +340,62 @@ void uxdp_bpf_code_free(struct uxdp_bpf_code *code);
 /* A helper's name by id for messages, known or not ("helper 999"). */
 const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len);
 
+/* ---- jit_x86_64.c: the JIT's reading of the run, and what it shows ------ */
+
+/*
+ * What uxdp_bpf_jit_run() does with a run (the interpreter agrees, and
+ * the differential tests hold both to it):
+ *
+ * - It fills the run: code; ctx = r1 (XDP) or mem = r1, mem_len = r2
+ *   (RAW), the other NULL/0 (the interpreter takes them from the caller:
+ *   fill them the same); stack_lo/hi; budget = code->budget; tail_calls,
+ *   fault and fault_pc 0. uxdp_bpf_cur is the run while it runs (the
+ *   previous value after). r0 and r3..r9 start at 0.
+ * - Stack: one block of UXDP_BPF_MAX_DEPTH * UXDP_BPF_STACK bytes; r10
+ *   starts at stack_hi and a bpf-to-bpf call moves it down by the calling
+ *   code's stack_size. The contents at entry are unspecified. The call
+ *   that would make a 9th frame faults DEPTH at the call. After a call,
+ *   r6..r9 and r10 are the caller's, r1..r5 what the callee left, and
+ *   run->code the caller's (a tail call in the callee changed it).
+ * - check (kinds): PKT is [data_meta, data_end) when data_meta <= data,
+ *   else [data, data_end), of run->ctx (an XDP program only: elsewhere it
+ *   always faults); STACK the whole block above; RAW [mem, mem +
+ *   mem_len); REGION code->regions[n] of the code running (a write to a
+ *   read-only one faults); ANY any of these (the writable regions only,
+ *   for a write). The end is computed without wrapping. A fault: fault =
+ *   MEM, fault_pc = the check's index, r0 = 0.
+ * - budget: run->budget is what is left; the budget instruction that
+ *   finds it 0 faults BUDGET (so code->budget back edges are allowed),
+ *   and the run ends with budget 0.
+ * - A helper with UXDP_BPF_HELPER_UNWIND that returns 0 ends the run
+ *   from any depth with r0 = 0 and no fault.
+ * - tail_call: a NULL array, an index >= max_entries or tail_calls at
+ *   UXDP_BPF_MAX_TAIL_CALLS fall through uncounted; else tail_calls goes
+ *   up, and an empty slot, or a slot whose code has no jit_tail_entry,
+ *   falls through (r0 unchanged). Otherwise run->code = the target and
+ *   it runs from its first instruction in the same frame (r10), with the
+ *   registers as they are (r1 the context). Its exit in frame 0 ends the
+ *   run; deeper, it returns to the caller of the frame. The JIT cannot
+ *   run an interpreted target, the interpreter runs any: an array is all
+ *   one or the other (checked when a slot is set).
+ * - Past the last instruction: fault INSN, fault_pc = len.
+ *
+ * Free a JIT before its code: uxdp_bpf_jit_free() clears the code's
+ * jit_tail_entry if it is still this JIT's.
+ */
+
+/* The image, where instruction @idx starts in it (idx == len: the end of
+ * the body), and how many passes compiling took (the last, writing one
+ * included): for tests and `uxdp-bpf dump`. */
+const void *uxdp_bpf_jit_image(const struct uxdp_bpf_jit *jit);
+uint32_t uxdp_bpf_jit_insn_off(const struct uxdp_bpf_jit *jit, uint32_t idx);
+unsigned uxdp_bpf_jit_passes(const struct uxdp_bpf_jit *jit);
+
+/* From which pass an instruction that would shrink is padded with NOPs
+ * instead, so that the sizes settle (10; tests lower it to run the
+ * padded layouts). */
+extern unsigned uxdp_bpf_jit_pad_pass;
+
 /* ---- asm.c, raw.c: programs from text, run without the safety pass ------- */
 
 /*
@@ -391,5 +443,168 @@ int uxdp_bpf_raw_code(const char *name, const struct bpf_insn *insns,
 		      uint32_t len, uint32_t flags,
 		      struct uxdp_bpf_code **out);
 void uxdp_bpf_raw_free(struct uxdp_bpf_code *code);
+
+/* ---- check.c -> fixup.c: what the safety pass decided (check.c) --------- */
+
+/* Back edges a run may take when the loader asks for no other budget:
+ * as many as the kernel's verifier would walk instructions (its
+ * BPF_COMPLEXITY_LIMIT_INSNS), so no loop it accepts runs out. */
+#define UXDP_BPF_DEFAULT_BUDGET	(1ULL << 20)
+
+#define UXDP_BPF_NO_REGION	UINT16_MAX	/* a map with no value area */
+
+/* Per instruction of the program as loaded. */
+struct uxdp_bpf_aux {
+	uint8_t flags;		/* UXDP_BPF_AUX_* */
+	uint8_t kind;		/* a memory access: 0 proven, else the
+				 * check it needs (enum uxdp_bpf_mem_kind) */
+	uint8_t ctx_field;	/* AUX_CTX: enum uxdp_bpf_ctx_field */
+	uint16_t region;	/* kind REGION: index in code->regions */
+};
+#define UXDP_BPF_AUX_SEEN	(1U << 0)	/* reached by the analysis */
+#define UXDP_BPF_AUX_MEM	(1U << 1)	/* a load, store or atomic */
+#define UXDP_BPF_AUX_CTX	(1U << 2)	/* a u32 load from xdp_md */
+#define UXDP_BPF_AUX_BACK	(1U << 3)	/* a backward jump */
+
+struct uxdp_bpf_facts {
+	const struct uxdp_bpf_aux *aux;		/* b->len of them */
+	const uint16_t *map_region;		/* per map, or NO_REGION */
+	uint32_t nregions;
+	uint32_t stack_size;	/* bytes below r10 any frame reaches */
+};
+
+/* The rewrites (fixup.c): b->code from b's instructions and the facts. */
+int uxdp_bpf_fixup(struct uxdp_bpf_build *b, const struct uxdp_bpf_facts *f);
+
+/* ==== loader.c, map.c, map_array.c, helpers.c, prog.c ===================== */
+
+/* ---- maps: map.c, one file per family, map_types.h lists the types ------- */
+
+/* Per-CPU maps have a value per uxdp thread index (uxdp_thread_index()). */
+#define UXDP_BPF_NR_CPUS	UXDP_MAX_THREADS
+
+struct uxdp_bpf_map;
+
+/*
+ * A map family (the kernel's struct bpf_map_ops), grouped by caller. Errors
+ * are the kernel's for the same call, as negative errnos.
+ */
+struct uxdp_bpf_map_ops {
+	size_t map_size;	/* the family's struct, struct uxdp_bpf_map first */
+
+	/* The loader: whether the definition is one the family takes (the
+	 * kernel's map_alloc_check: -EINVAL, -E2BIG with uxdp_fail()'s
+	 * reason), then the storage, zeroed; free undoes alloc. */
+	int (*map_alloc_check)(const struct uxdp_bpf_map *map);
+	int (*map_alloc)(struct uxdp_bpf_map *map);
+	void (*map_free)(struct uxdp_bpf_map *map);
+
+	/* The control plane (uxdp_bpf_map_*; map.c checked the map is
+	 * created and the caller may read or write). Per-CPU values in the
+	 * user's layout (include/uxdp/bpf.h). */
+	int (*map_lookup)(const struct uxdp_bpf_map *map, const void *key,
+			  void *value, uint64_t flags);
+	int (*map_update)(struct uxdp_bpf_map *map, const void *key,
+			  const void *value, uint64_t flags);
+	int (*map_delete)(struct uxdp_bpf_map *map, const void *key);
+	int (*map_get_next_key)(const struct uxdp_bpf_map *map,
+				const void *key, void *next_key);
+
+	/* Programs (the helpers; fast path, any thread): this CPU's value
+	 * for per-CPU maps. */
+	void *(*map_lookup_elem)(struct uxdp_bpf_map *map, const void *key);
+	long (*map_update_elem)(struct uxdp_bpf_map *map, const void *key,
+				const void *value, uint64_t flags);
+	long (*map_delete_elem)(struct uxdp_bpf_map *map, const void *key);
+
+	/*
+	 * Optional: map_lookup_elem as instructions (the kernel's
+	 * map_gen_lookup), for fixup.c to put in place of the call: r1 = the
+	 * map (as lddw src 5 gives it), r2 = the key; r0 = the value or 0;
+	 * r1..r5 may be clobbered, as by a call. Writes at most
+	 * UXDP_BPF_GEN_LOOKUP_MAX instructions and returns how many.
+	 */
+	uint32_t (*map_gen_lookup)(const struct uxdp_bpf_map *map,
+				   struct bpf_insn *insn);
+};
+#define UXDP_BPF_GEN_LOOKUP_MAX	16
+
+struct uxdp_bpf_map {
+	const struct uxdp_bpf_map_ops *ops;	/* NULL: a type uxdp lacks */
+	char *name;
+	uint32_t type;			/* BPF_MAP_TYPE_* */
+	uint32_t key_size, value_size, max_entries;
+	uint32_t map_flags;		/* BPF_F_* */
+	uint32_t idx;			/* the object's, as lddw src 5/6 imm */
+	bool internal;			/* global data */
+	bool frozen;			/* the control plane may not write */
+	bool created;			/* the storage exists */
+	/* Array-like families: every value, contiguous (what the safety
+	 * pass bounds an access through a value pointer to). */
+	uint8_t *values;
+	uint64_t values_size;
+	/* Global data before load: the initial value (libbpf's buffer,
+	 * loader.c); NULL otherwise. */
+	void *init;
+	size_t init_size;
+};
+
+/* libbpf's spelling of a map type ("percpu_hash"), or "type N" in @buf. */
+const char *uxdp_bpf_map_type_str(uint32_t type, char *buf, size_t len);
+/* The family's ops of @type, NULL if uxdp has none. */
+const struct uxdp_bpf_map_ops *uxdp_bpf_map_type_ops(uint32_t type);
+/* A map handle of @type (storage comes with uxdp_bpf_map_create). NULL:
+ * out of memory. */
+struct uxdp_bpf_map *uxdp_bpf_map_new(const char *name, uint32_t type,
+				      uint32_t key_size, uint32_t value_size,
+				      uint32_t max_entries, uint32_t map_flags);
+/* Check the definition and allocate. -EOPNOTSUPP for a type without ops. */
+int uxdp_bpf_map_create(struct uxdp_bpf_map *map);
+void uxdp_bpf_map_free(struct uxdp_bpf_map *map);
+/* What the safety pass and the fixups see of @map. */
+void uxdp_bpf_map_build(struct uxdp_bpf_map *map,
+			struct uxdp_bpf_build_map *out);
+/* For fixup.c: the family's inline lookup of @m (0: none, call it). */
+uint32_t uxdp_bpf_map_gen_lookup(const struct uxdp_bpf_build_map *m,
+				 struct bpf_insn *insn);
+
+extern const struct uxdp_bpf_map_ops uxdp_bpf_array_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_percpu_array_ops;
+
+/* ---- helpers.c -------------------------------------------------------------- */
+
+/* The helpers uxdp has (part 1), by id: what struct uxdp_bpf_build's
+ * helper callback is. NULL for any other id. */
+const struct uxdp_bpf_helper *uxdp_bpf_helper_get(uint32_t id);
+/* Why helper @id is refused, for a message: "not supported until part 2
+ * of issue 14", "needs kernel state uxdp does not have", ... */
+const char *uxdp_bpf_helper_why(uint32_t id);
+
+/* ---- loader.c and prog.c ------------------------------------------------------ */
+
+struct uxdp_bpf_object;
+/* Objects are counted: the user's handle and every loaded program. */
+void uxdp_bpf_object_get(struct uxdp_bpf_object *obj);
+void uxdp_bpf_object_put(struct uxdp_bpf_object *obj);
+
+/*
+ * A loaded program from a prepared build (b->code, taken over: freed with
+ * the program, also on failure): the engine chosen, a struct uxdp_prog
+ * holding a reference on @obj, in *@out. @linked is the instruction count
+ * as linked. Returns 0, -EOPNOTSUPP (the JIT asked for and none), -ENOMEM.
+ */
+int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
+		      uint32_t engine, uint32_t linked,
+		      struct uxdp_prog **out);
+
+/* The JIT's compile as uxdp_bpf_prog_new() calls it: tests put a refusal
+ * here to see the default engine fall back to the interpreter. */
+extern int (*uxdp_bpf_prog_jit_compile)(struct uxdp_bpf_code *code,
+					struct uxdp_bpf_jit **out);
+
+/* A program of an object as linked, for tests and tools: the instructions
+ * with lddw src 5/6 map references (NULL before load). */
+const struct bpf_insn *uxdp_bpf_program_insns(const struct uxdp_bpf_program *p,
+					      uint32_t *len);
 
 #endif /* UXDP_BPF_INTERNAL_H */

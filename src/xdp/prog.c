@@ -69,6 +69,19 @@ uxdp_prog_create(const char *name, uxdp_prog_fn run, void *priv)
 	return prog_new(name, run, priv);
 }
 
+UXDP_EXPORT __cold struct uxdp_prog *
+uxdp_prog_create_ex(const char *name, uxdp_prog_fn run, void *priv,
+		    void (*fini)(void *priv))
+{
+	struct uxdp_prog *p;
+
+	uxdp_clear_err();
+	p = prog_new(name, run, priv);
+	if (p)
+		p->fini = fini;
+	return p;
+}
+
 /* ASCII only: the C identifier characters, whatever the locale says. */
 static bool ident_char(char c)
 {

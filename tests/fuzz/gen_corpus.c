@@ -16,12 +16,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <linux/bpf.h>
+
 #include <uxdp/umem.h>
 
 #include "../t_rss_key.h"
 
 struct seed {
-	uint8_t b[512];
+	uint8_t b[1024];
 	size_t n;
 };
 
@@ -913,6 +915,169 @@ static void gen_rss(void)
 	put("rss", "toeplitz-short-key", &s);
 }
 
+
+/* fuzz_bpf_check: flags, packet length, metadata, seed; then
+ * instructions (raw, 8 bytes each). */
+static void ins(struct seed *s, unsigned code, unsigned dst, unsigned src,
+		int off, int32_t imm)
+{
+	u8(s, code);
+	u8(s, dst | src << 4);
+	u16(s, (uint16_t)off);
+	u32(s, (uint32_t)imm);
+}
+
+static void gen_bpf_check(void)
+{
+	struct seed s;
+	unsigned i;
+
+	/* Parse Ethernet, IPv4, UDP below a data_end check. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 0);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 3, 1, 4, 0);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_DROP);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_X, 4, 2, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, 42);
+	ins(&s, BPF_JMP | BPF_JGT | BPF_X, 4, 3, 6, 0);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_H, 5, 2, 12, 0);
+	ins(&s, BPF_JMP | BPF_JNE | BPF_K, 5, 0, 4, 8);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_B, 5, 2, 23, 0);
+	ins(&s, BPF_JMP | BPF_JNE | BPF_K, 5, 0, 2, 17);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_H, 5, 2, 36, 0);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS);
+	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	put("bpf_check", "parse-udp", &s);
+
+	/* A lookup, its null check, a value at a variable offset. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 0);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
+	ins(&s, BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4);
+	ins(&s, BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_IDX, 0, 0);
+	ins(&s, 0, 0, 0, 0, 0);
+	ins(&s, BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
+	ins(&s, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 4, 0);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 1, 0, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_X, 0, 1, 0, 0);
+	ins(&s, BPF_STX | BPF_ATOMIC | BPF_W, 0, 1, 4, BPF_ADD);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1);
+	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	put("bpf_check", "lookup-var", &s);
+
+	/* A bounded loop over the stack, a call, a global. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 0);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_K, 6, 0, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -64);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_X, 2, 6, 0, 0);
+	ins(&s, BPF_ST | BPF_MEM | BPF_B, 2, 0, 0, 7);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 6, 0, 0, 1);
+	ins(&s, BPF_JMP | BPF_JLT | BPF_K, 6, 0, -6, 64);
+	ins(&s, BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, -8);
+	ins(&s, BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1);
+	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	ins(&s, BPF_LD | BPF_IMM | BPF_DW, 2, BPF_PSEUDO_MAP_IDX_VALUE, 0, 2);
+	ins(&s, 0, 0, 0, 0, 8);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_DW, 0, 1, 0, 0);
+	ins(&s, BPF_STX | BPF_MEM | BPF_DW, 2, 0, 0, 0);
+	ins(&s, BPF_ALU64 | BPF_AND | BPF_K, 0, 0, 0, 3);
+	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	put("bpf_check", "loop-call-global", &s);
+
+	/* A raw run's memory (the conformance suite's context). */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 1);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 0, 1, 4, 0);
+	ins(&s, BPF_ALU64 | BPF_ADD | BPF_X, 1, 0, 0, 0);
+	ins(&s, BPF_LDX | BPF_MEM | BPF_B, 0, 1, 0, 0);
+	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	put("bpf_check", "raw-mem", &s);
+
+	/* Generated instructions around a prologue. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 4 | 16);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
+	for (i = 0; i < 64 * 8; i++)
+		u8(&s, (i * 53 + 5) & 0xff);
+	put("bpf_check", "generated-prologue", &s);
+
+	/* The same below a data_end check of the packet's length. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 4 | 16 | 32);
+	u8(&s, 40);
+	u8(&s, 0);
+	u8(&s, 9);
+	for (i = 0; i < 48 * 8; i++)
+		u8(&s, (i * 29 + 3) & 0xff);
+	put("bpf_check", "generated-range", &s);
+
+	/* Generated instructions: the same bytes each time. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 4);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
+	for (i = 0; i < 64 * 8; i++)
+		u8(&s, (i * 37 + 11) & 0xff);
+	put("bpf_check", "generated", &s);
+/* ---- fuzz_bpf_diff --------------------------------------------------------- */
+
+/*
+ * Header as the harness reads it (flags, memory length / 8 - 1, metadata
+ * length / 8, budget, the memory's seed), then a stream of choices from
+ * a fixed generator: each seed its own mix of contexts, functions,
+ * targets, budgets and recursion, long enough for programs of some size.
+ */
+static void bpf_diff(const char *name, unsigned flags, unsigned mem8,
+		     unsigned meta8, unsigned budget, uint32_t stream)
+{
+	struct seed s = { .n = 0 };
+
+	u8(&s, flags);
+	u8(&s, mem8);
+	u8(&s, meta8);
+	u8(&s, budget);
+	u64(&s, 0x0123456789abcdefULL ^ stream);
+	while (s.n < 480) {
+		stream = stream * 1103515245U + 12345U;
+		u8(&s, stream >> 16 & 0xff);
+	}
+	put("bpf_diff", name, &s);
+}
+
+static void gen_bpf_diff(void)
+{
+	/* flags: 1 XDP, 2/4 functions, 8/16 targets, 32 small budget,
+	 * 64 recursion, 128 read-only region (and invalid metadata) */
+	bpf_diff("raw-straight", 0x00, 7, 0, 0, 1);
+	bpf_diff("raw-functions", 0x06, 15, 0, 0, 2);
+	bpf_diff("raw-recursion", 0x46, 7, 0, 0, 3);
+	bpf_diff("raw-small-budget", 0x22, 31, 0, 5, 4);
+	bpf_diff("raw-tail-calls", 0x12, 7, 0, 0, 5);
+	bpf_diff("xdp-meta", 0x03, 7, 2, 0, 6);
+	bpf_diff("xdp-no-meta-ro-region", 0x81, 3, 0, 0, 7);
+	bpf_diff("xdp-everything", 0x5f, 15, 1, 0, 8);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -931,5 +1096,7 @@ int main(int argc, char **argv)
 	gen_prog();
 	gen_xsk();
 	gen_rss();
+	gen_bpf_check();
+	gen_bpf_diff();
 	return 0;
 }

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Maps: the handle every family embeds, the types (map_types.h) and the
+ * control plane's calls (include/uxdp/bpf.h), with the checks the kernel's
+ * syscall layer makes before a family sees the call (kernel/bpf/syscall.c:
+ * permissions, BPF_F_LOCK), so a family only checks its own rules.
+ */
+#include "../internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bpf_internal.h"
+#include "map_types.h"
+
+static const struct {
+	uint32_t type;
+	const char *name;
+	const struct uxdp_bpf_map_ops *ops;
+} map_types[] = {
+#define MAP_TYPE_ROW(type_, name_, ops_) { type_, name_, ops_ },
+	UXDP_BPF_MAP_TYPES(MAP_TYPE_ROW)
+#undef MAP_TYPE_ROW
+};
+
+const char *uxdp_bpf_map_type_str(uint32_t type, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(map_types); i++)
+		if (map_types[i].type == type)
+			return map_types[i].name;
+	snprintf(buf, len, "type %u", type);
+	return buf;
+}
+
+const struct uxdp_bpf_map_ops *uxdp_bpf_map_type_ops(uint32_t type)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(map_types); i++)
+		if (map_types[i].type == type)
+			return map_types[i].ops;
+	return NULL;
+}
+
+struct uxdp_bpf_map *uxdp_bpf_map_new(const char *name, uint32_t type,
+				      uint32_t key_size, uint32_t value_size,
+				      uint32_t max_entries, uint32_t map_flags)
+{
+	const struct uxdp_bpf_map_ops *ops = uxdp_bpf_map_type_ops(type);
+	struct uxdp_bpf_map *map;
+
+	map = calloc(1, ops ? ops->map_size : sizeof(*map));
+	if (!map)
+		return NULL;
+	map->name = strdup(name ? name : "");
+	if (!map->name) {
+		free(map);
+		return NULL;
+	}
+	map->ops = ops;
+	map->type = type;
+	map->key_size = key_size;
+	map->value_size = value_size;
+	map->max_entries = max_entries;
+	map->map_flags = map_flags;
+	return map;
+}
+
+int uxdp_bpf_map_create(struct uxdp_bpf_map *map)
+{
+	char tb[16];
+	int err;
+
+	if (map->created)
+		return 0;
+	if (!map->ops)
+		return uxdp_fail(EOPNOTSUPP, "map %s: type %s is not supported "
+				 "until part 2 of issue 14 (uxdp has array, "
+				 "percpu_array and global data)", map->name,
+				 uxdp_bpf_map_type_str(map->type, tb,
+						       sizeof(tb)));
+	/* BPF_F_RDONLY_PROG with BPF_F_WRONLY_PROG, or the same for the
+	 * control plane: every family refuses it (bpf_map_flags_access_ok). */
+	if ((map->map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)) ==
+	    (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG) ||
+	    (map->map_flags & (BPF_F_RDONLY | BPF_F_WRONLY)) ==
+	    (BPF_F_RDONLY | BPF_F_WRONLY))
+		return uxdp_fail(EINVAL, "map %s: read-only and write-only at "
+				 "once (map_flags 0x%x)", map->name,
+				 map->map_flags);
+	/* A program that may only write a map would need the safety pass
+	 * to refuse its reads; nothing uses it for XDP. */
+	if (map->map_flags & BPF_F_WRONLY_PROG)
+		return uxdp_fail(EOPNOTSUPP, "map %s: BPF_F_WRONLY_PROG is not "
+				 "supported", map->name);
+	err = map->ops->map_alloc_check(map);
+	if (!err)
+		err = map->ops->map_alloc(map);
+	if (!err)
+		map->created = true;
+	return err;
+}
+
+void uxdp_bpf_map_free(struct uxdp_bpf_map *map)
+{
+	if (!map)
+		return;
+	if (map->created)
+		map->ops->map_free(map);
+	free(map->name);
+	free(map);
+}
+
+void uxdp_bpf_map_build(struct uxdp_bpf_map *map,
+			struct uxdp_bpf_build_map *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->name = map->name;
+	out->type = map->type;
+	out->key_size = map->key_size;
+	out->value_size = map->value_size;
+	out->max_entries = map->max_entries;
+	out->map = map;
+	out->values = map->values;
+	out->values_size = map->values_size;
+	out->rdonly = !!(map->map_flags & BPF_F_RDONLY_PROG);
+}
+
+uint32_t uxdp_bpf_map_gen_lookup(const struct uxdp_bpf_build_map *m,
+				 struct bpf_insn *insn)
+{
+	const struct uxdp_bpf_map *map = m->map;
+
+	if (!map || !map->created || !map->ops->map_gen_lookup)
+		return 0;
+	return map->ops->map_gen_lookup(map, insn);
+}
+
+/* ---- the control plane ----------------------------------------------------- */
+
+static int map_usable(const struct uxdp_bpf_map *map, const char *op)
+{
+	if (!map)
+		return uxdp_fail(EINVAL, "bpf map %s: NULL map", op);
+	if (!map->created)
+		return uxdp_fail(EINVAL, "map %s: %s: not created (before "
+				 "uxdp_bpf_object_load, or left out by it: "
+				 "no loaded program uses it)", map->name, op);
+	return 0;
+}
+
+/* As map_get_sys_perms(): a frozen map, or one created BPF_F_RDONLY, is
+ * not the control plane's to write; BPF_F_WRONLY not to read. */
+static int map_writable(const struct uxdp_bpf_map *map, const char *op)
+{
+	if (map->frozen || (map->map_flags & BPF_F_RDONLY))
+		return uxdp_fail(EPERM, "map %s: %s: read-only%s", map->name,
+				 op, map->frozen ? " (frozen)" : "");
+	return 0;
+}
+
+static int map_readable(const struct uxdp_bpf_map *map, const char *op)
+{
+	if (map->map_flags & BPF_F_WRONLY)
+		return uxdp_fail(EPERM, "map %s: %s: write-only", map->name,
+				 op);
+	return 0;
+}
+
+/* No family of part 1 has values with a bpf_spin_lock. */
+static int map_lock_flag(const struct uxdp_bpf_map *map, uint64_t flags,
+			 const char *op)
+{
+	if (flags & BPF_F_LOCK)
+		return uxdp_fail(EINVAL, "map %s: %s: BPF_F_LOCK without a "
+				 "bpf_spin_lock in the value", map->name, op);
+	return 0;
+}
+
+UXDP_EXPORT int uxdp_bpf_map_lookup(const struct uxdp_bpf_map *map,
+				    const void *key, void *value,
+				    uint64_t flags)
+{
+	int err;
+
+	uxdp_clear_err();
+	err = map_usable(map, "lookup");
+	if (!err)
+		err = map_readable(map, "lookup");
+	if (err)
+		return err;
+	if (flags & ~(uint64_t)BPF_F_LOCK)
+		return uxdp_fail(EINVAL, "map %s: lookup: unknown flags 0x%llx",
+				 map->name, (unsigned long long)flags);
+	err = map_lock_flag(map, flags, "lookup");
+	if (err)
+		return err;
+	if (!key || !value)
+		return uxdp_fail(EINVAL, "map %s: lookup: NULL key or value",
+				 map->name);
+	return map->ops->map_lookup(map, key, value, flags);
+}
+
+UXDP_EXPORT int uxdp_bpf_map_update(struct uxdp_bpf_map *map,
+				    const void *key, const void *value,
+				    uint64_t flags)
+{
+	int err;
+
+	uxdp_clear_err();
+	err = map_usable(map, "update");
+	if (!err)
+		err = map_writable(map, "update");
+	if (!err)
+		err = map_lock_flag(map, flags, "update");
+	if (err)
+		return err;
+	if (!key || !value)
+		return uxdp_fail(EINVAL, "map %s: update: NULL key or value",
+				 map->name);
+	return map->ops->map_update(map, key, value, flags);
+}
+
+UXDP_EXPORT int uxdp_bpf_map_delete(struct uxdp_bpf_map *map,
+				    const void *key)
+{
+	int err;
+
+	uxdp_clear_err();
+	err = map_usable(map, "delete");
+	if (!err)
+		err = map_writable(map, "delete");
+	if (err)
+		return err;
+	if (!key)
+		return uxdp_fail(EINVAL, "map %s: delete: NULL key", map->name);
+	return map->ops->map_delete(map, key);
+}
+
+UXDP_EXPORT int uxdp_bpf_map_get_next_key(const struct uxdp_bpf_map *map,
+					  const void *key, void *next_key)
+{
+	int err;
+
+	uxdp_clear_err();
+	err = map_usable(map, "get_next_key");
+	if (!err)
+		err = map_readable(map, "get_next_key");
+	if (err)
+		return err;
+	if (!next_key)
+		return uxdp_fail(EINVAL, "map %s: get_next_key: NULL next_key",
+				 map->name);
+	return map->ops->map_get_next_key(map, key, next_key);
+}
+
+UXDP_EXPORT int uxdp_bpf_num_possible_cpus(void)
+{
+	return UXDP_BPF_NR_CPUS;
+}
+
+UXDP_EXPORT const char *uxdp_bpf_map_name(const struct uxdp_bpf_map *map)
+{
+	return map->name;
+}
+
+UXDP_EXPORT uint32_t uxdp_bpf_map_type(const struct uxdp_bpf_map *map)
+{
+	return map->type;
+}
+
+UXDP_EXPORT uint32_t uxdp_bpf_map_key_size(const struct uxdp_bpf_map *map)
+{
+	return map->key_size;
+}
+
+UXDP_EXPORT uint32_t uxdp_bpf_map_value_size(const struct uxdp_bpf_map *map)
+{
+	return map->value_size;
+}
+
+UXDP_EXPORT uint32_t uxdp_bpf_map_max_entries(const struct uxdp_bpf_map *map)
+{
+	return map->max_entries;
+}
+
+UXDP_EXPORT uint32_t uxdp_bpf_map_flags(const struct uxdp_bpf_map *map)
+{
+	return map->map_flags;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Every map type the kernel's UAPI names, one row each: the only list of map
+ * types in the bpf layer (the kernel's include/linux/bpf_types.h). The
+ * loader takes a map's family from here and refuses, by the map's name and
+ * this spelling, a type whose ops are NULL.
+ *
+ *	X(type, name, ops)
+ *
+ * type  BPF_MAP_TYPE_* (UAPI value)
+ * name  libbpf's spelling (libbpf_bpf_map_type_str), for messages
+ * ops   the family's struct uxdp_bpf_map_ops (map_<family>.c), or NULL for
+ *       a type uxdp does not have (yet: part 2 of issue 14 brings the hash,
+ *       LRU, LPM, of-maps, redirect, ring buffer and queue families)
+ *
+ * Newer kernels' types beyond BPF_MAP_TYPE_USER_RINGBUF are spelled by
+ * number ("type 33"): the UAPI header Debian 12 ships ends there.
+ */
+#ifndef UXDP_BPF_MAP_TYPES_H
+#define UXDP_BPF_MAP_TYPES_H
+
+#define UXDP_BPF_MAP_TYPES(X)						\
+	X(BPF_MAP_TYPE_UNSPEC,		"unspec",	NULL)		\
+	X(BPF_MAP_TYPE_HASH,		"hash",		NULL)		\
+	X(BPF_MAP_TYPE_ARRAY,		"array",	&uxdp_bpf_array_ops) \
+	X(BPF_MAP_TYPE_PROG_ARRAY,	"prog_array",	NULL)		\
+	X(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "perf_event_array", NULL)	\
+	X(BPF_MAP_TYPE_PERCPU_HASH,	"percpu_hash",	NULL)		\
+	X(BPF_MAP_TYPE_PERCPU_ARRAY,	"percpu_array",	&uxdp_bpf_percpu_array_ops) \
+	X(BPF_MAP_TYPE_STACK_TRACE,	"stack_trace",	NULL)		\
+	X(BPF_MAP_TYPE_CGROUP_ARRAY,	"cgroup_array",	NULL)		\
+	X(BPF_MAP_TYPE_LRU_HASH,	"lru_hash",	NULL)		\
+	X(BPF_MAP_TYPE_LRU_PERCPU_HASH,	"lru_percpu_hash", NULL)	\
+	X(BPF_MAP_TYPE_LPM_TRIE,	"lpm_trie",	NULL)		\
+	X(BPF_MAP_TYPE_ARRAY_OF_MAPS,	"array_of_maps", NULL)		\
+	X(BPF_MAP_TYPE_HASH_OF_MAPS,	"hash_of_maps",	NULL)		\
+	X(BPF_MAP_TYPE_DEVMAP,		"devmap",	NULL)		\
+	X(BPF_MAP_TYPE_SOCKMAP,		"sockmap",	NULL)		\
+	X(BPF_MAP_TYPE_CPUMAP,		"cpumap",	NULL)		\
+	X(BPF_MAP_TYPE_XSKMAP,		"xskmap",	NULL)		\
+	X(BPF_MAP_TYPE_SOCKHASH,	"sockhash",	NULL)		\
+	X(BPF_MAP_TYPE_CGROUP_STORAGE,	"cgroup_storage", NULL)		\
+	X(BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, "reuseport_sockarray", NULL) \
+	X(BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE, "percpu_cgroup_storage", NULL) \
+	X(BPF_MAP_TYPE_QUEUE,		"queue",	NULL)		\
+	X(BPF_MAP_TYPE_STACK,		"stack",	NULL)		\
+	X(BPF_MAP_TYPE_SK_STORAGE,	"sk_storage",	NULL)		\
+	X(BPF_MAP_TYPE_DEVMAP_HASH,	"devmap_hash",	NULL)		\
+	X(BPF_MAP_TYPE_STRUCT_OPS,	"struct_ops",	NULL)		\
+	X(BPF_MAP_TYPE_RINGBUF,		"ringbuf",	NULL)		\
+	X(BPF_MAP_TYPE_INODE_STORAGE,	"inode_storage", NULL)		\
+	X(BPF_MAP_TYPE_TASK_STORAGE,	"task_storage",	NULL)		\
+	X(BPF_MAP_TYPE_BLOOM_FILTER,	"bloom_filter",	NULL)		\
+	X(BPF_MAP_TYPE_USER_RINGBUF,	"user_ringbuf",	NULL)
+
+#endif /* UXDP_BPF_MAP_TYPES_H */
