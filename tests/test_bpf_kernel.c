@@ -169,23 +169,20 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The suite's .data files of tests/, sorted; skips loudly without it. */
-static char **suite_files(size_t *n)
+/* The files of @path whose names end in @ext, sorted; NULL: no folder. */
+static char **dir_files(const char *path, const char *ext, size_t *n)
 {
-	char dir_path[1024], **v = NULL;
+	char **v = NULL;
 	struct dirent *e;
-	DIR *dir;
+	DIR *dir = opendir(path);
 
-	snprintf(dir_path, sizeof(dir_path), "%s/tests", suite_dir());
-	dir = opendir(dir_path);
-	if (!dir)
-		t_skip_program("no conformance suite at %s (set "
-			       "UXDP_BPF_CONFORMANCE_DIR)", suite_dir());
 	*n = 0;
+	if (!dir)
+		return NULL;
 	while ((e = readdir(dir))) {
 		const char *dot = strrchr(e->d_name, '.');
 
-		if (!dot || strcmp(dot, ".data"))
+		if (!dot || strcmp(dot, ext))
 			continue;
 		v = realloc(v, (*n + 1) * sizeof(*v));
 		assert_non_null(v);
@@ -193,6 +190,19 @@ static char **suite_files(size_t *n)
 	}
 	closedir(dir);
 	qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+/* The suite's .data files of tests/, sorted; skips loudly without it. */
+static char **suite_files(size_t *n)
+{
+	char path[1024], **v;
+
+	snprintf(path, sizeof(path), "%s/tests", suite_dir());
+	v = dir_files(path, ".data", n);
+	if (!v)
+		t_skip_program("no conformance suite at %s (set "
+			       "UXDP_BPF_CONFORMANCE_DIR)", suite_dir());
 	return v;
 }
 
@@ -508,10 +518,713 @@ static void test_conformance(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* ---- the corpus ----------------------------------------------------------- */
+
+#ifdef T_BPF_DIR
+
+#include <uxdp/bpf.h>
+
+#define T_PKT_MAX	3520	/* the kernel's: 4096 - 256 - 320 */
+#define T_RANDOM_PKTS	200
+
+/* One test packet: bytes, length, metadata in front, the context. */
+struct t_pkt {
+	uint8_t data[T_PKT_MAX];
+	uint32_t len;		/* metadata included */
+	uint32_t meta;
+	uint32_t ifindex;	/* 0, or 1 (lo: it exists in every netns) */
+	uint32_t rxq;
+	const char *what;
+};
+
+struct t_pkts {
+	struct t_pkt *v;
+	unsigned int n, cap;
+};
+
+static struct t_pkt *pkt_add(struct t_pkts *p, const char *what)
+{
+	struct t_pkt *k;
+
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 64;
+		p->v = realloc(p->v, p->cap * sizeof(*p->v));
+		assert_non_null(p->v);
+	}
+	k = &p->v[p->n++];
+	memset(k, 0, sizeof(*k));
+	k->what = what;
+	return k;
+}
+
+static uint16_t csum16(const uint8_t *b, size_t n)
+{
+	uint32_t sum = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)b[i] << 8 | b[i + 1];
+	if (n & 1)
+		sum += (uint32_t)b[n - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/*
+ * A valid frame into @b: Ethernet (with a VLAN tag if @vlan), then by
+ * @l3: 4 IPv4 (@ihl words of header, @proto 17 UDP / 6 TCP / 1 ICMP), 6
+ * IPv6 (UDP), 0 ARP; @payload bytes after the L4 header. Its length, and
+ * the header boundaries in @cut (the offsets where each header ends).
+ */
+static uint32_t frame(uint8_t *b, bool vlan, int l3, unsigned int ihl,
+		      uint8_t proto, uint16_t dport, uint32_t payload,
+		      uint32_t *cut, unsigned int *ncut)
+{
+	static const uint8_t dst[6] = { 0x02, 0, 0, 0, 0, 0x02 };
+	static const uint8_t src[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+	uint32_t off = 12, l4len, i;
+
+	*ncut = 0;
+	memcpy(b, dst, 6);
+	memcpy(b + 6, src, 6);
+	if (vlan) {
+		put16(b + off, 0x8100);
+		put16(b + off + 2, 42);
+		off += 4;
+	}
+	put16(b + off, l3 == 4 ? 0x0800 : l3 == 6 ? 0x86dd : 0x0806);
+	off += 2;
+	cut[(*ncut)++] = off;
+	if (!l3) {		/* an ARP request */
+		static const uint8_t arp[28] = {
+			0, 1, 8, 0, 6, 4, 0, 1, 2, 0, 0, 0, 0, 1, 10, 0, 0, 1,
+			0, 0, 0, 0, 0, 0, 10, 0, 0, 2,
+		};
+
+		memcpy(b + off, arp, sizeof(arp));
+		off += sizeof(arp);
+		cut[(*ncut)++] = off;
+		return off;
+	}
+	l4len = (proto == 6 ? 20 : 8) + payload;
+	if (l3 == 4) {
+		uint8_t *ip = b + off;
+
+		memset(ip, 0, ihl * 4);
+		ip[0] = (uint8_t)(0x40 | ihl);
+		put16(ip + 2, (uint16_t)(ihl * 4 + l4len));
+		ip[8] = 64;
+		ip[9] = proto;
+		ip[12] = 10, ip[15] = 1;
+		ip[16] = 10, ip[19] = 2;
+		for (i = 20; i < ihl * 4; i++)
+			ip[i] = 1;	/* options: no-ops */
+		put16(ip + 10, csum16(ip, ihl * 4));
+		off += ihl * 4;
+	} else {
+		uint8_t *ip = b + off;
+
+		memset(ip, 0, 40);
+		ip[0] = 0x60;
+		put16(ip + 4, (uint16_t)l4len);
+		ip[6] = proto;
+		ip[7] = 64;
+		ip[8] = 0xfd, ip[23] = 1;
+		ip[24] = 0xfd, ip[39] = 2;
+		off += 40;
+	}
+	cut[(*ncut)++] = off;
+	put16(b + off, 40000);
+	put16(b + off + 2, dport);
+	if (proto == 6) {
+		memset(b + off + 4, 0, 16);
+		b[off + 12] = 5 << 4;
+		b[off + 13] = 0x02;	/* SYN */
+	} else {
+		put16(b + off + 4, (uint16_t)l4len);
+		put16(b + off + 6, 0);
+	}
+	off += proto == 6 ? 20 : 8;
+	cut[(*ncut)++] = off;
+	for (i = 0; i < payload; i++)
+		b[off + i] = (uint8_t)(i * 7 + 3);
+	return off + payload;
+}
+
+/*
+ * Every packet a program gets: valid frames, each cut at every header
+ * boundary (and a byte either side), random bytes from @seed, some with
+ * metadata in front and a context of lo's.
+ */
+static void make_pkts(struct t_pkts *p, uint64_t seed)
+{
+	static const struct {
+		const char *what;
+		bool vlan;
+		int l3;
+		unsigned int ihl;
+		uint8_t proto;
+		uint16_t dport;
+		uint32_t payload;
+	} shapes[] = {
+		{ "ipv4/udp 53", false, 4, 5, 17, 53, 18 },
+		{ "ipv4/udp 4789", false, 4, 5, 17, 4789, 100 },
+		{ "ipv4/udp 0", false, 4, 5, 17, 0, 0 },
+		{ "ipv4/udp 65535", false, 4, 5, 17, 65535, 6 },
+		{ "ipv4/tcp 80", false, 4, 5, 6, 80, 10 },
+		{ "ipv4/icmp", false, 4, 5, 1, 0, 24 },
+		{ "ipv4+options/udp", false, 4, 7, 17, 53, 18 },
+		{ "vlan/ipv4/udp", true, 4, 5, 17, 53, 18 },
+		{ "ipv6/udp", false, 6, 0, 17, 53, 18 },
+		{ "arp", false, 0, 0, 0, 0, 0 },
+		{ "ipv4/udp 1500", false, 4, 5, 17, 9, 1472 },
+		{ "ipv4/udp largest", false, 4, 5, 17, 9, T_PKT_MAX - 42 },
+	};
+	uint32_t cut[8];
+	unsigned int i, j, ncut;
+	uint64_t r = seed;
+	struct t_pkt *k;
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct t_pkt whole;
+
+		k = pkt_add(p, shapes[i].what);
+		k->len = frame(k->data, shapes[i].vlan, shapes[i].l3,
+			       shapes[i].ihl, shapes[i].proto,
+			       shapes[i].dport, shapes[i].payload, cut, &ncut);
+		whole = *k;
+		for (j = 0; j < ncut; j++) {
+			int d;
+
+			for (d = -1; d <= 1; d++) {
+				uint32_t len = cut[j] + (uint32_t)d;
+
+				if (len < T_ETH_HLEN || len >= whole.len)
+					continue;
+				k = pkt_add(p, "truncated");
+				*k = whole;
+				k->what = "truncated";
+				k->len = len;
+			}
+		}
+	}
+	for (i = 0; i < T_RANDOM_PKTS; i++) {
+		uint32_t b;
+
+		k = pkt_add(p, "random");
+		k->len = T_ETH_HLEN + (uint32_t)(t_rand(&r) % 200);
+		for (b = 0; b < k->len; b++)
+			k->data[b] = (uint8_t)t_rand(&r);
+		/* Half of them a valid start, so the parsers go deeper. */
+		if (i & 1) {
+			uint8_t hdr[64];
+
+			frame(hdr, false, 4, 5, t_rand(&r) & 1 ? 17 : 6,
+			      (uint16_t)t_rand(&r), 0, cut, &ncut);
+			memcpy(k->data, hdr, k->len < cut[2] ? k->len : cut[2]);
+			k->what = "random after a valid header";
+		}
+	}
+	/* Shorter than an Ethernet header: both must refuse it. */
+	pkt_add(p, "too short")->len = T_ETH_HLEN - 1;
+	k = pkt_add(p, "too short after metadata");
+	k->len = 4 + T_ETH_HLEN - 1;
+	k->meta = 4;
+	/* Metadata and lo's context on every 5th one (not the largest). */
+	for (i = 0; i < p->n; i += 5) {
+		uint32_t meta = 4 * (1 + i % 8);
+
+		k = &p->v[i];
+		if (k->meta || k->len + meta > T_PKT_MAX)
+			continue;
+		memmove(k->data + meta, k->data, k->len);
+		for (j = 0; j < meta; j++)
+			k->data[j] = (uint8_t)(0xc0 + j);
+		k->meta = meta;
+		k->len += meta;
+		k->ifindex = 1;
+	}
+}
+
+/* What one side made of one packet. */
+struct t_out {
+	int err;		/* of the run itself (-errno) */
+	uint32_t verdict;
+	uint32_t len;		/* metadata included */
+	uint32_t meta;
+	uint8_t data[T_PKT_MAX + 256];
+};
+
+static void kernel_pkt(int fd, const struct t_pkt *k, struct t_out *o)
+{
+	struct xdp_md ctx_in = {
+		.data = k->meta, .data_end = k->len,
+		.ingress_ifindex = k->ifindex, .rx_queue_index = k->rxq,
+	}, ctx_out = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = k->data,
+		    .data_size_in = k->len, .data_out = o->data,
+		    .data_size_out = sizeof(o->data), .ctx_in = &ctx_in,
+		    .ctx_size_in = sizeof(ctx_in), .ctx_out = &ctx_out,
+		    .ctx_size_out = sizeof(ctx_out), .repeat = 1);
+
+	memset(o, 0, sizeof(*o));
+	if (bpf_prog_test_run_opts(fd, &t)) {
+		o->err = -errno;
+		return;
+	}
+	o->verdict = t.retval;
+	o->len = t.data_size_out;
+	o->meta = ctx_out.data;
+}
+
+static void uxdp_pkt(const struct uxdp_prog *prog, const struct t_pkt *k,
+		     struct t_out *o)
+{
+	UXDP_DECLARE_OPTS(uxdp_bpf_test_run_opts, t, .data_in = k->data,
+			  .data_size_in = k->len, .meta_size = k->meta,
+			  .data_out = o->data, .data_size_out = sizeof(o->data),
+			  .ingress_ifindex = k->ifindex,
+			  .rx_queue_index = k->rxq);
+
+	memset(o, 0, sizeof(*o));
+	o->err = uxdp_bpf_prog_test_run(prog, &t);
+	o->verdict = t.retval;
+	o->len = t.data_size_out;
+	o->meta = t.meta_size;
+}
+
+/* The difference between @a and @b (the kernel's), in @why; 0: none. */
+static int out_diff(const struct t_out *kern, const struct t_out *u,
+		    char *why, size_t whylen)
+{
+	uint32_t i;
+
+	if (kern->err || u->err) {
+		if ((kern->err != 0) == (u->err != 0))
+			return 0;	/* both refused the packet */
+		snprintf(why, whylen, "run: kernel %s, uxdp %s",
+			 strerror(-kern->err), strerror(-u->err));
+		return 1;
+	}
+	if (kern->verdict != u->verdict) {
+		snprintf(why, whylen, "verdict: kernel %u, uxdp %u",
+			 kern->verdict, u->verdict);
+		return 1;
+	}
+	if (kern->meta != u->meta) {
+		snprintf(why, whylen, "data_meta: kernel %u bytes, uxdp %u",
+			 kern->meta, u->meta);
+		return 1;
+	}
+	for (i = 0; i < kern->len && i < u->len; i++)
+		if (kern->data[i] != u->data[i]) {
+			snprintf(why, whylen, "output byte %u: kernel 0x%02x, "
+				 "uxdp 0x%02x", i, kern->data[i], u->data[i]);
+			return 1;
+		}
+	if (kern->len != u->len) {
+		snprintf(why, whylen, "output length: kernel %u, uxdp %u",
+			 kern->len, u->len);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Map entries whose values differ by nature, not compared: what the
+ * program stored there is the time, a random number or a CPU's number.
+ */
+static const struct {
+	const char *object, *map;
+	uint32_t first, last;
+	const char *why;
+} unlike_entries[] = {
+	{ "helpers", "out", 0, 4, "the time (3 clocks), get_prandom_u32, "
+	  "the CPU's number (uxdp's thread index)" },
+};
+
+static const char *unlike_entry(const char *obj, const char *map,
+				uint32_t key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(unlike_entries) / sizeof(unlike_entries[0]);
+	     i++)
+		if (!strncmp(obj, unlike_entries[i].object,
+			     strlen(unlike_entries[i].object)) &&
+		    strchr(".", obj[strlen(unlike_entries[i].object)]) &&
+		    !strcmp(map, unlike_entries[i].map) &&
+		    key >= unlike_entries[i].first &&
+		    key <= unlike_entries[i].last)
+			return unlike_entries[i].why;
+	return NULL;
+}
+
+/* The value of a per-CPU slot array summed over CPUs, word by word. */
+static void percpu_sum(const uint8_t *v, int ncpu, uint32_t value_size,
+		       uint8_t *sum)
+{
+	uint32_t stride = (value_size + 7) & ~7U, w;
+	int c;
+
+	memset(sum, 0, stride);
+	for (c = 0; c < ncpu; c++)
+		for (w = 0; w < stride; w += 8) {
+			uint64_t a, b;
+
+			memcpy(&a, sum + w, 8);
+			memcpy(&b, v + (size_t)c * stride + w, 8);
+			a += b;
+			memcpy(sum + w, &a, 8);
+		}
+}
+
+/*
+ * Every array of @uobj against the kernel's map of the same name in @kobj:
+ * the number of differences (the first of each map printed).
+ */
+static unsigned int maps_diff(const char *oname, const char *where,
+			      struct bpf_object *kobj,
+			      const struct uxdp_bpf_object *uobj)
+{
+	const struct uxdp_bpf_map *m = NULL;
+	unsigned int bad = 0;
+
+	while ((m = uxdp_bpf_object_next_map(uobj, m))) {
+		uint32_t type = uxdp_bpf_map_type(m), vs, n, key;
+		bool percpu = type == BPF_MAP_TYPE_PERCPU_ARRAY;
+		const char *name = uxdp_bpf_map_name(m);
+		int kcpus = libbpf_num_possible_cpus();
+		int ucpus = uxdp_bpf_num_possible_cpus();
+		struct bpf_map *km;
+		uint8_t *kv, *uv, *ks, *us;
+		size_t stride;
+		int fd;
+
+		if (type != BPF_MAP_TYPE_ARRAY && !percpu)
+			continue;
+		km = bpf_object__find_map_by_name(kobj, name);
+		fd = km ? bpf_map__fd(km) : -1;
+		if (fd < 0) {
+			printf("DIFFERENCE %s %s: map %s: the kernel has no "
+			       "such map\n", oname, where, name);
+			bad++;
+			continue;
+		}
+		vs = uxdp_bpf_map_value_size(m);
+		n = uxdp_bpf_map_max_entries(m);
+		stride = (vs + 7) & ~7U;
+		kv = calloc((size_t)(percpu ? kcpus : 1), stride);
+		uv = calloc((size_t)(percpu ? ucpus : 1), stride);
+		ks = calloc(1, stride);
+		us = calloc(1, stride);
+		assert_true(kv && uv && ks && us);
+		for (key = 0; key < n; key++) {
+			const char *unlike = unlike_entry(oname, name, key);
+			int ke = bpf_map_lookup_elem(fd, &key, kv) ? -errno : 0;
+			int ue = uxdp_bpf_map_lookup(m, &key, uv, 0);
+
+			if (ke || ue) {
+				printf("DIFFERENCE %s %s: map %s key %u: "
+				       "lookup: kernel %d, uxdp %d\n", oname,
+				       where, name, key, ke, ue);
+				bad++;
+				break;
+			}
+			if (percpu) {
+				percpu_sum(kv, kcpus, vs, ks);
+				percpu_sum(uv, ucpus, vs, us);
+			} else {
+				memcpy(ks, kv, vs);
+				memcpy(us, uv, vs);
+			}
+			if (!memcmp(ks, us, vs))
+				continue;
+			if (unlike)
+				continue;
+			for (uint32_t b = 0; b < vs; b++)
+				if (ks[b] != us[b]) {
+					printf("DIFFERENCE %s %s: map %s key "
+					       "%u%s, byte %u: kernel 0x%02x, "
+					       "uxdp 0x%02x\n", oname, where,
+					       name, key, percpu ?
+					       " (summed over CPUs)" : "", b,
+					       ks[b], us[b]);
+					break;
+				}
+			bad++;
+			break;
+		}
+		free(kv);
+		free(uv);
+		free(ks);
+		free(us);
+	}
+	return bad;
+}
+
+struct corpus_counts {
+	unsigned int objects, programs, kernel_refused, uxdp_refused;
+	unsigned int no_test_run, compared, runs, equal, differ;
+};
+
+/* @path's program @pname alone, into the kernel: its object, or NULL. */
+static struct bpf_object *kernel_open_one(const char *path,
+					  const char *pname, char *why,
+					  size_t whylen)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, o, .kernel_log_buf = vlog,
+		    .kernel_log_size = T_LOG_SIZE, .kernel_log_level = 0);
+	struct bpf_object *obj = bpf_object__open_file(path, &o);
+	struct bpf_program *p;
+	int err;
+
+	if (!obj) {
+		snprintf(why, whylen, "libbpf cannot open it: %s",
+			 strerror(errno));
+		return NULL;
+	}
+	bpf_object__for_each_program(p, obj) {
+		bool it = !strcmp(bpf_program__name(p), pname);
+
+		bpf_program__set_autoload(p, it);
+		/* An old-style section name ("xdp_prog"): the type forced,
+		 * as uxdp does and as such objects' loaders did. */
+		if (it && bpf_program__type(p) == BPF_PROG_TYPE_UNSPEC)
+			bpf_program__set_type(p, BPF_PROG_TYPE_XDP);
+	}
+	vlog[0] = '\0';
+	err = bpf_object__load(obj);
+	if (err) {
+		snprintf(why, whylen, "%s (%s)", log_reason(vlog),
+			 strerror(-err));
+		bpf_object__close(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* The same in uxdp, on @engine: its object, or NULL with @why. */
+static struct uxdp_bpf_object *uxdp_open_one(const char *path,
+					     const char *pname,
+					     uint32_t engine, int *err,
+					     char *why, size_t whylen)
+{
+	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, o, .engine = engine);
+	struct uxdp_bpf_object *obj = uxdp_bpf_object_open(path, &o);
+	struct uxdp_bpf_program *p = NULL;
+
+	*err = 0;
+	if (!obj) {
+		*err = -errno;
+		snprintf(why, whylen, "%s", uxdp_errmsg());
+		return NULL;
+	}
+	while ((p = uxdp_bpf_object_next_program(obj, p)))
+		if (uxdp_bpf_program_autoload(p))
+			uxdp_bpf_program_set_autoload(p,
+				!strcmp(uxdp_bpf_program_name(p), pname));
+	*err = uxdp_bpf_object_load(obj);
+	if (*err) {
+		snprintf(why, whylen, "%s", uxdp_errmsg());
+		uxdp_bpf_object_close(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static const char *const engine_name[] = {
+	[UXDP_BPF_ENGINE_INTERP] = "interpreter", [UXDP_BPF_ENGINE_JIT] = "jit",
+};
+
+/*
+ * One program of one object through the kernel and both engines: the
+ * number of unexplained differences.
+ */
+static unsigned int corpus_prog(const char *oname, const char *path,
+				const char *pname, const struct t_pkts *pkts,
+				struct corpus_counts *c)
+{
+	static struct t_out kout, uout;
+	struct uxdp_bpf_object *uobj[2] = { NULL, NULL };
+	struct uxdp_prog *uprog[2] = { NULL, NULL };
+	char why[1024];
+	struct bpf_object *kobj;
+	unsigned int bad = 0, i, e;
+	int fd, err;
+
+	c->programs++;
+	kobj = kernel_open_one(path, pname, why, sizeof(why));
+	if (!kobj) {
+		c->kernel_refused++;
+		printf("%s %s: the kernel refuses it: %s\n", oname, pname,
+		       why);
+		return 0;
+	}
+	fd = bpf_program__fd(bpf_object__find_program_by_name(kobj, pname));
+	for (e = 0; e < 2; e++) {
+		uobj[e] = uxdp_open_one(path, pname, e ? UXDP_BPF_ENGINE_JIT :
+					UXDP_BPF_ENGINE_INTERP, &err, why,
+					sizeof(why));
+		if (!uobj[e]) {
+			/* What uxdp does not have yet is named, not a
+			 * difference; any other refusal of what the kernel
+			 * accepts is. */
+			printf("%s %s: the kernel loads it, uxdp %s: %s\n",
+			       oname, pname, err == -EOPNOTSUPP ?
+			       "does not have what it needs" :
+			       "REFUSES it", why);
+			if (err != -EOPNOTSUPP) {
+				printf("DIFFERENCE %s %s: refused by uxdp "
+				       "only\n", oname, pname);
+				bad++;
+			}
+			c->uxdp_refused++;
+			goto out;
+		}
+		uprog[e] = uxdp_bpf_object_prog(uobj[e], pname);
+		assert_non_null(uprog[e]);
+	}
+	/* The kernel test-runs no devmap or cpumap program. */
+	kernel_pkt(fd, &pkts->v[0], &kout);
+	if (kout.err == -EINVAL &&
+	    bpf_program__expected_attach_type(
+		bpf_object__find_program_by_name(kobj, pname)) != BPF_XDP) {
+		c->no_test_run++;
+		printf("%s %s: BPF_PROG_TEST_RUN does not run this kind "
+		       "(attach type %u): loaded, not compared\n", oname,
+		       pname, bpf_program__expected_attach_type(
+				bpf_object__find_program_by_name(kobj, pname)));
+		goto out;
+	}
+	c->compared++;
+	for (i = 0; i < pkts->n; i++) {
+		const struct t_pkt *k = &pkts->v[i];
+
+		if (i)
+			kernel_pkt(fd, k, &kout);
+		for (e = 0; e < 2; e++) {
+			uxdp_pkt(uprog[e], k, &uout);
+			c->runs++;
+			if (!out_diff(&kout, &uout, why, sizeof(why))) {
+				c->equal++;
+				continue;
+			}
+			c->differ++;
+			if (++bad > 10)
+				continue;	/* counted, said at the end */
+			printf("DIFFERENCE %s %s (%s), packet %u (%s, %u "
+			       "bytes, %u of metadata): %s\n", oname, pname,
+			       engine_name[e ? UXDP_BPF_ENGINE_JIT :
+					   UXDP_BPF_ENGINE_INTERP], i, k->what,
+			       k->len, k->meta, why);
+		}
+	}
+	if (bad > 10)
+		printf("DIFFERENCE %s %s: %u more packets differ\n", oname,
+		       pname, bad - 10);
+	for (e = 0; e < 2; e++) {
+		char where[128];
+
+		snprintf(where, sizeof(where), "%s (%s), after %u packets",
+			 pname, engine_name[e ? UXDP_BPF_ENGINE_JIT :
+					    UXDP_BPF_ENGINE_INTERP], pkts->n);
+		bad += maps_diff(oname, where, kobj, uobj[e]);
+	}
+	printf("%s %s: %u packets through the kernel and both engines: %s\n",
+	       oname, pname, pkts->n, bad ? "DIFFERENT" : "the same verdicts, "
+	       "packets, metadata and arrays");
+out:
+	for (e = 0; e < 2; e++) {
+		uxdp_prog_put(uprog[e]);
+		uxdp_bpf_object_close(uobj[e]);
+	}
+	bpf_object__close(kobj);
+	return bad;
+}
+
+/* libbpf's warnings about the refused objects go to the log reason. */
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	return 0;
+}
+
+static void test_corpus(void **state)
+{
+	struct corpus_counts c = { 0 };
+	struct t_pkts pkts = { 0 };
+	const char *env = getenv("UXDP_BPF_KDIFF_SEED");
+	uint64_t seed = env && *env ? strtoull(env, NULL, 0) :
+			(uint64_t)time(NULL) * 2654435761ULL | 1;
+	unsigned int bad = 0;
+	size_t n, i;
+	/* The built corpus objects: NAME.o, NAME.v1.o */
+	char **files = dir_files(T_BPF_DIR, ".o", &n);
+
+	(void)state;
+	assert_non_null(files);
+	assert_true(n > 10);
+	libbpf_set_print(quiet_libbpf);
+	make_pkts(&pkts, seed);
+	printf("corpus: %zu objects from %s, %u packets per program, random "
+	       "ones from seed 0x%" PRIx64 " (UXDP_BPF_KDIFF_SEED=0x%" PRIx64
+	       " repeats them)\n", n, T_BPF_DIR, pkts.n, seed, seed);
+	for (i = 0; i < n; i++) {
+		char path[1024], oname[256];
+		struct uxdp_bpf_object *obj;
+		const struct uxdp_bpf_program *p = NULL;
+
+		snprintf(path, sizeof(path), "%s/%s", T_BPF_DIR, files[i]);
+		snprintf(oname, sizeof(oname), "%s", files[i]);
+		oname[strlen(oname) - 2] = '\0';	/* NAME or NAME.v1 */
+		c.objects++;
+		obj = uxdp_bpf_object_open(path, NULL);
+		if (!obj) {
+			printf("%s: uxdp cannot open it: %s\n", files[i],
+			       uxdp_errmsg());
+			bad++;
+			continue;
+		}
+		while ((p = uxdp_bpf_object_next_program(obj, p))) {
+			if (uxdp_bpf_program_type(p) != BPF_PROG_TYPE_XDP)
+				continue;
+			bad += corpus_prog(oname, path,
+					   uxdp_bpf_program_name(p), &pkts, &c);
+		}
+		uxdp_bpf_object_close(obj);
+		free(files[i]);
+	}
+	free(files);
+	free(pkts.v);
+	libbpf_set_print(NULL);
+	printf("corpus against kernel %s: %u objects, %u XDP programs: %u "
+	       "refused by the kernel, %u loaded by the kernel that uxdp "
+	       "refuses, %u the kernel cannot test-run; %u compared over %u "
+	       "packets each: %u runs (both engines), %u equal, %u differ; "
+	       "%u differences in all\n", krules.release, c.objects,
+	       c.programs, c.kernel_refused, c.uxdp_refused, c.no_test_run,
+	       c.compared, pkts.n, c.runs, c.equal, c.differ, bad);
+	assert_int_equal(bad, 0);
+}
+
+#endif /* T_BPF_DIR */
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conformance),
+#ifdef T_BPF_DIR
+		cmocka_unit_test(test_corpus),
+#endif
 	};
 
 	need_kernel_bpf();
