@@ -57,29 +57,8 @@ static char *vlog;		/* the verifier's log, T_LOG_SIZE */
 /* ---- the kernel side ------------------------------------------------------ */
 
 /*
- * The verifier's reason: the last line of its log that is not one of the
- * statistics it ends with.
- */
-static const char *log_reason(char *log)
-{
-	char *end = log + strlen(log), *p;
-
-	for (;;) {
-		while (end > log && (end[-1] == '\n' || end[-1] == ' '))
-			*--end = '\0';
-		p = end;
-		while (p > log && p[-1] != '\n')
-			p--;
-		if (p == log || (strncmp(p, "processed ", 10) &&
-				 strncmp(p, "verification time", 17)))
-			return *p ? p : "(no log)";
-		end = p;
-	}
-}
-
-/*
  * Load @insns as an XDP program: its fd, or -errno with the verifier's
- * reason in vlog (log_reason()).
+ * reason in vlog (uxdp_bpf_kverify_reason()).
  */
 static int kprog_load(const char *name, const struct bpf_insn *insns,
 		      uint32_t len)
@@ -145,7 +124,7 @@ static void need_kernel_bpf(void)
 		t_skip_program("the kernel loads no XDP program for this "
 			       "process (%s: %s): test_bpf_kernel needs root, "
 			       "or CAP_BPF and CAP_PERFMON", strerror(-fd),
-			       log_reason(vlog));
+			       uxdp_bpf_kverify_reason(vlog));
 	err = kprog_run(fd, pkt, sizeof(pkt), out, &out_len, &ret);
 	close(fd);
 	if (err || ret != T_XDP_PASS)
@@ -363,7 +342,7 @@ static void kernel_suite_run(const char *file, const struct bpf_insn *prog,
 	fd = kprog_load(file, w, wlen);
 	free(w);
 	if (fd < 0) {
-		snprintf(why, whylen, "%s", log_reason(vlog));
+		snprintf(why, whylen, "%s", uxdp_bpf_kverify_reason(vlog));
 		goto out;
 	}
 	assert_int_equal(bpf_map_update_elem(r0_fd, &key, &poison, BPF_ANY),
@@ -1065,7 +1044,7 @@ static struct bpf_object *kernel_open_one(const char *path,
 	vlog[0] = '\0';
 	err = bpf_object__load(obj);
 	if (err) {
-		snprintf(why, whylen, "%s (%s)", log_reason(vlog),
+		snprintf(why, whylen, "%s (%s)", uxdp_bpf_kverify_reason(vlog),
 			 strerror(-err));
 		bpf_object__close(obj);
 		return NULL;
