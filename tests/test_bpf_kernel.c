@@ -25,6 +25,19 @@
  * rule of t_kernel_rules.h that the running kernel follows in its older
  * form explains it; the rules are probed, and printed with the release.
  *
+ * The corpus (tests/bpf/, built): each XDP program that the kernel's
+ * verifier accepts (loaded alone by libbpf, maps in the kernel) and uxdp
+ * loads, through BPF_PROG_TEST_RUN and uxdp_bpf_prog_test_run() on both
+ * engines with the same packets: valid frames, each cut at every header
+ * boundary, random bytes from a printed seed (UXDP_BPF_KDIFF_SEED repeats
+ * it), some with metadata and lo's ifindex in the context. Verdict,
+ * output bytes and length and metadata must agree packet by packet, and
+ * every array (global data too) after the program's packets.
+ *
+ * UXDP_BPF_F_KERNEL_VERIFY: with it, uxdp loads an object exactly when it
+ * loads it without and the kernel accepts its XDP programs, and a refusal
+ * carries the kernel's reason.
+ *
  * Needs root, or CAP_BPF and CAP_PERFMON (pointers in the suite's
  * programs); skips loudly otherwise, and fails under UXDP_CI=1.
  */
@@ -1257,6 +1270,122 @@ static void test_corpus(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* ---- UXDP_BPF_F_KERNEL_VERIFY --------------------------------------------- */
+
+static bool kv_log_seen;	/* the verifier's log came to the callback */
+
+static int kv_print(enum uxdp_print_level level, const char *fmt, va_list ap)
+{
+	char line[256];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (level == UXDP_INFO && strstr(line, "refuses it; its log:"))
+		kv_log_seen = true;
+	return 0;
+}
+
+/* uxdp's load of @path on the interpreter, with @flags: 0 or -errno. */
+static int uxdp_load_flags(const char *path, uint32_t flags, char *why,
+			   size_t whylen)
+{
+	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, o,
+			  .engine = UXDP_BPF_ENGINE_INTERP, .flags = flags);
+	struct uxdp_bpf_object *obj = uxdp_bpf_object_open(path, &o);
+	int err;
+
+	if (!obj)
+		return -errno;
+	err = uxdp_bpf_object_load(obj);
+	snprintf(why, whylen, "%s", err ? uxdp_errmsg() : "");
+	uxdp_bpf_object_close(obj);
+	return err;
+}
+
+/*
+ * With the flag, uxdp loads an object exactly when it loads it without the
+ * flag and the kernel accepts each of its XDP programs; a refusal names
+ * the kernel's reason, the kernel's own (as libbpf's load of the same
+ * program gives it), and its log goes to the print callback.
+ */
+static void test_kernel_verify(void **state)
+{
+	unsigned int objs = 0, refused = 0, bad = 0;
+	uxdp_print_fn_t old;
+	size_t n, i;
+	char **files = dir_files(T_BPF_DIR, ".o", &n);
+
+	(void)state;
+	assert_non_null(files);
+	libbpf_set_print(quiet_libbpf);
+	old = uxdp_set_print(kv_print);
+	for (i = 0; i < n; i++) {
+		char path[1024], plain_why[1024], why[1024], kwhy[1024] = "";
+		const struct uxdp_bpf_program *p = NULL;
+		struct uxdp_bpf_object *obj;
+		bool kernel_all = true;
+		int plain, flagged;
+
+		snprintf(path, sizeof(path), "%s/%s", T_BPF_DIR, files[i]);
+		obj = uxdp_bpf_object_open(path, NULL);
+		assert_non_null(obj);
+		while ((p = uxdp_bpf_object_next_program(obj, p))) {
+			struct bpf_object *k;
+
+			if (uxdp_bpf_program_type(p) != BPF_PROG_TYPE_XDP)
+				continue;
+			k = kernel_open_one(path, uxdp_bpf_program_name(p),
+					    why, sizeof(why));
+			if (!k && kernel_all) {
+				kernel_all = false;
+				snprintf(kwhy, sizeof(kwhy), "%s", why);
+				/* the reason, without libbpf's errno */
+				kwhy[strcspn(kwhy, "(")] = '\0';
+			}
+			bpf_object__close(k);
+		}
+		uxdp_bpf_object_close(obj);
+		plain = uxdp_load_flags(path, 0, plain_why, sizeof(plain_why));
+		kv_log_seen = false;
+		flagged = uxdp_load_flags(path, UXDP_BPF_F_KERNEL_VERIFY, why,
+					  sizeof(why));
+		objs++;
+		refused += flagged != 0;
+		if (!plain && kernel_all && !flagged)
+			continue;
+		if (plain) {
+			/* uxdp refuses it on its own: the same refusal */
+			if (flagged != plain) {
+				printf("FAIL %s: %d without the flag (%s), %d "
+				       "with it (%s)\n", files[i], plain,
+				       plain_why, flagged, why);
+				bad++;
+			}
+			continue;
+		}
+		if (!kernel_all && flagged == -EINVAL &&
+		    strstr(why, "the verifier of kernel") &&
+		    kwhy[0] && strstr(why, t_bpf_trim(kwhy)) && kv_log_seen) {
+			printf("%s: with UXDP_BPF_F_KERNEL_VERIFY: %s\n",
+			       files[i], why);
+			continue;
+		}
+		printf("FAIL %s: the kernel %s it (%s); with the flag uxdp: "
+		       "%d (%s)%s\n", files[i], kernel_all ? "accepts" :
+		       "refuses", kwhy, flagged, why, kv_log_seen ? "" :
+		       ", no log");
+		bad++;
+	}
+	uxdp_set_print(old);
+	libbpf_set_print(NULL);
+	for (i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+	printf("UXDP_BPF_F_KERNEL_VERIFY on kernel %s: %u objects, %u "
+	       "refused with the flag, %u wrong\n", krules.release, objs,
+	       refused, bad);
+	assert_int_equal(bad, 0);
+}
+
 #endif /* T_BPF_DIR */
 
 int main(void)
@@ -1265,6 +1394,7 @@ int main(void)
 		cmocka_unit_test(test_conformance),
 #ifdef T_BPF_DIR
 		cmocka_unit_test(test_corpus),
+		cmocka_unit_test(test_kernel_verify),
 #endif
 	};
 
