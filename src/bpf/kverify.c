@@ -22,6 +22,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,21 @@ static int kv_map(const char *prog, const struct uxdp_bpf_build_map *m)
 
 #endif /* UXDP_HAVE_LIBBPF */
 
+/* The lines the verifier ends with after its reason. */
+static bool kv_after_reason(const char *line)
+{
+	static const char *const after[] = {
+		"processed ", "verification time", "stack depth",
+		"cur state:", "old state:",	/* after an infinite loop */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(after) / sizeof(after[0]); i++)
+		if (!strncmp(line, after[i], strlen(after[i])))
+			return true;
+	return false;
+}
+
 const char *uxdp_bpf_kverify_reason(char *log)
 {
 	char *end = log + strlen(log), *p;
@@ -94,8 +110,7 @@ const char *uxdp_bpf_kverify_reason(char *log)
 		p = end;
 		while (p > log && p[-1] != '\n')
 			p--;
-		if (p == log || (strncmp(p, "processed ", 10) &&
-				 strncmp(p, "verification time", 17)))
+		if (p == log || !kv_after_reason(p))
 			return *p ? p : "(no log)";
 		end = p;
 	}
