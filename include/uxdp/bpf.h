@@ -263,7 +263,8 @@ int uxdp_bpf_prog_test_run(const struct uxdp_prog *prog,
 
 /* Iterate (NULL gives the first) or find by name (NULL, ENOENT). Global
  * data are maps too, named by libbpf: "<obj>.rodata", "<obj>.data",
- * "<obj>.bss", "<obj>.rodata.<name>" (the object's name cut to 8). */
+ * "<obj>.bss" (the object's name cut to 8), and a section of its own by
+ * the section's name (".rodata.cfg", ".data.ports"). */
 struct uxdp_bpf_map *uxdp_bpf_object_next_map(const struct uxdp_bpf_object *obj,
 					      const struct uxdp_bpf_map *prev);
 struct uxdp_bpf_map *uxdp_bpf_object_find_map(const struct uxdp_bpf_object *obj,
