@@ -30,9 +30,11 @@
  * loads, through BPF_PROG_TEST_RUN and uxdp_bpf_prog_test_run() on both
  * engines with the same packets: valid frames, each cut at every header
  * boundary, random bytes from a printed seed (UXDP_BPF_KDIFF_SEED repeats
- * it), some with metadata and lo's ifindex in the context. Verdict,
- * output bytes and length and metadata must agree packet by packet, and
- * every array (global data too) after the program's packets.
+ * it), some with metadata and the ifindex and queues of a veth in a
+ * namespace of the test's own in the context. Verdict, output bytes and
+ * length and metadata must agree packet by packet, and every array (global
+ * data too) after the program's packets, and after every packet where the
+ * object's arrays are small (what ctx and helpers store of each run).
  *
  * UXDP_BPF_F_KERNEL_VERIFY: with it, uxdp loads an object exactly when it
  * loads it without and the kernel accepts its XDP programs, and a refusal
@@ -46,6 +48,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <net/if.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
@@ -586,7 +590,7 @@ struct t_pkt {
 	uint8_t data[T_PKT_MAX];
 	uint32_t len;		/* metadata included */
 	uint32_t meta;
-	uint32_t ifindex;	/* 0, or 1 (lo: it exists in every netns) */
+	uint32_t ifindex;	/* lo's, or a device's (ctx_dev()) */
 	uint32_t rxq;
 	const char *what;
 };
@@ -608,6 +612,10 @@ static struct t_pkt *pkt_add(struct t_pkts *p, const char *what)
 	k = &p->v[p->n++];
 	memset(k, 0, sizeof(*k));
 	k->what = what;
+	/* The kernel's test run is always on a device: its namespace's lo
+	 * when ctx_in names none. Name it, on both sides (ctx_default()
+	 * looks at the unnamed case). */
+	k->ifindex = 1;
 	return k;
 }
 
@@ -712,12 +720,45 @@ static uint32_t frame(uint8_t *b, bool vlan, int l3, unsigned int ihl,
 	return off + payload;
 }
 
+/* The device whose ifindex and queues the context names. */
+struct t_ctx_dev {
+	uint32_t ifindex;
+	uint32_t nrxq;
+};
+
+/*
+ * A device with 4 queues for the context: a veth pair in a network
+ * namespace of this process's own (nothing is sent on it; the namespace
+ * goes with the process). Failing that, lo and its one queue.
+ */
+static struct t_ctx_dev ctx_dev(void)
+{
+	struct t_ctx_dev d = { 1, 1 };
+	char cmd[160], name[16];
+
+	snprintf(name, sizeof(name), "kd%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "ip link add %s numrxqueues 4 type veth "
+		 "peer name %sp numrxqueues 4", name, name);
+	if (unshare(CLONE_NEWNET) || system(cmd) ||
+	    !(d.ifindex = if_nametoindex(name))) {
+		printf("no veth in a namespace of our own (%s): the context "
+		       "names lo, queue 0\n", strerror(errno));
+		d.ifindex = 1;
+		return d;
+	}
+	d.nrxq = 4;
+	printf("context: %s (ifindex %u, 4 queues) in a namespace of this "
+	       "process\n", name, d.ifindex);
+	return d;
+}
+
 /*
  * Every packet a program gets: valid frames, each cut at every header
  * boundary (and a byte either side), random bytes from @seed, some with
- * metadata in front and a context of lo's.
+ * metadata in front and @dev's ifindex and queues in the context.
  */
-static void make_pkts(struct t_pkts *p, uint64_t seed)
+static void make_pkts(struct t_pkts *p, uint64_t seed,
+		      const struct t_ctx_dev *dev)
 {
 	static const struct {
 		const char *what;
@@ -791,7 +832,8 @@ static void make_pkts(struct t_pkts *p, uint64_t seed)
 	k = pkt_add(p, "too short after metadata");
 	k->len = 4 + T_ETH_HLEN - 1;
 	k->meta = 4;
-	/* Metadata and lo's context on every 5th one (not the largest). */
+	/* Metadata and a device's context on every 5th one (not the
+	 * largest), its queues in turn. */
 	for (i = 0; i < p->n; i += 5) {
 		uint32_t meta = 4 * (1 + i % 8);
 
@@ -803,7 +845,8 @@ static void make_pkts(struct t_pkts *p, uint64_t seed)
 			k->data[j] = (uint8_t)(0xc0 + j);
 		k->meta = meta;
 		k->len += meta;
-		k->ifindex = 1;
+		k->ifindex = dev->ifindex;
+		k->rxq = (i / 5) % dev->nrxq;
 	}
 }
 
@@ -1024,6 +1067,17 @@ static unsigned int maps_diff(const char *oname, const char *where,
 	return bad;
 }
 
+/* Whether @obj's arrays are few enough entries to compare every packet. */
+static bool arrays_small(const struct uxdp_bpf_object *obj)
+{
+	const struct uxdp_bpf_map *m = NULL;
+	uint64_t entries = 0;
+
+	while ((m = uxdp_bpf_object_next_map(obj, m)))
+		entries += uxdp_bpf_map_max_entries(m);
+	return entries <= 64;
+}
+
 struct corpus_counts {
 	unsigned int objects, programs, kernel_refused, uxdp_refused;
 	unsigned int no_test_run, compared, runs, equal, differ;
@@ -1111,7 +1165,8 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 	struct uxdp_prog *uprog[2] = { NULL, NULL };
 	char why[1024];
 	struct bpf_object *kobj;
-	unsigned int bad = 0, i, e;
+	unsigned int bad = 0, pkt_bad = 0, i, e;
+	bool per_pkt;
 	int fd, err;
 
 	c->programs++;
@@ -1159,8 +1214,10 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 		goto out;
 	}
 	c->compared++;
+	per_pkt = arrays_small(uobj[0]);
 	for (i = 0; i < pkts->n; i++) {
 		const struct t_pkt *k = &pkts->v[i];
+		char where[128];
 
 		if (i)
 			kernel_pkt(fd, k, &kout);
@@ -1172,7 +1229,8 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 				continue;
 			}
 			c->differ++;
-			if (++bad > 10)
+			bad++;
+			if (++pkt_bad > 10)
 				continue;	/* counted, said at the end */
 			printf("DIFFERENCE %s %s (%s), packet %u (%s, %u "
 			       "bytes, %u of metadata): %s\n", oname, pname,
@@ -1180,10 +1238,22 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 					   UXDP_BPF_ENGINE_INTERP], i, k->what,
 			       k->len, k->meta, why);
 		}
+		/* Until the first difference: the rest follow from it. */
+		for (e = 0; e < 2 && per_pkt; e++) {
+			unsigned int d;
+
+			snprintf(where, sizeof(where), "%s (%s), after packet "
+				 "%u", pname, engine_name[e ?
+				 UXDP_BPF_ENGINE_JIT : UXDP_BPF_ENGINE_INTERP],
+				 i);
+			d = maps_diff(oname, where, kobj, uobj[e]);
+			bad += d;
+			per_pkt = !d;
+		}
 	}
-	if (bad > 10)
-		printf("DIFFERENCE %s %s: %u more packets differ\n", oname,
-		       pname, bad - 10);
+	if (pkt_bad > 10)
+		printf("DIFFERENCE %s %s: %u more runs differ\n", oname,
+		       pname, pkt_bad - 10);
 	for (e = 0; e < 2; e++) {
 		char where[128];
 
@@ -1212,10 +1282,60 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
+/*
+ * A context that names no device: the kernel runs the program on its
+ * namespace's lo, so ingress_ifindex reads lo's (1); uxdp's test run has
+ * no device behind it. What each presents is printed; a difference here is
+ * of uxdp_bpf_prog_test_run()'s default, not of the engines, and is
+ * reported, not failed. Any other difference of the run fails.
+ */
+static unsigned int ctx_default(const struct t_pkts *pkts)
+{
+	static struct t_out kout, uout;
+	char path[1024], why[1024];
+	struct t_pkt k = pkts->v[0];
+	struct uxdp_bpf_object *uobj;
+	struct bpf_object *kobj;
+	uint64_t kseen = 0, useen = 0;
+	uint32_t key = 0;
+	int err, fd;
+
+	snprintf(path, sizeof(path), "%s/kdiff_ctx.o", T_BPF_DIR);
+	kobj = kernel_open_one(path, "kdiff_ctx", why, sizeof(why));
+	uobj = uxdp_open_one(path, "kdiff_ctx", UXDP_BPF_ENGINE_INTERP, &err,
+			     why, sizeof(why));
+	assert_non_null(kobj);
+	assert_non_null(uobj);
+	k.ifindex = 0;
+	kernel_pkt(bpf_program__fd(bpf_object__find_program_by_name(kobj,
+			"kdiff_ctx")), &k, &kout);
+	uxdp_pkt(uxdp_bpf_object_prog(uobj, "kdiff_ctx"), &k, &uout);
+	uxdp_prog_put(uxdp_bpf_object_prog(uobj, "kdiff_ctx"));
+	fd = bpf_map__fd(bpf_object__find_map_by_name(kobj, "seen"));
+	assert_int_equal(bpf_map_lookup_elem(fd, &key, &kseen), 0);
+	assert_int_equal(uxdp_bpf_map_lookup(uxdp_bpf_object_find_map(uobj,
+			 "seen"), &key, &useen, 0), 0);
+	uxdp_bpf_object_close(uobj);
+	bpf_object__close(kobj);
+	if (kseen != useen)
+		printf("known difference (uxdp_bpf_prog_test_run's default, "
+		       "not the engines'): a context naming no device reads "
+		       "ingress_ifindex %" PRIu64 " in the kernel (its lo), %"
+		       PRIu64 " in uxdp\n", kseen, useen);
+	else
+		printf("a context naming no device reads ingress_ifindex %"
+		       PRIu64 " on both\n", kseen);
+	if (!out_diff(&kout, &uout, why, sizeof(why)))
+		return 0;
+	printf("DIFFERENCE kdiff_ctx without a device: %s\n", why);
+	return 1;
+}
+
 static void test_corpus(void **state)
 {
 	struct corpus_counts c = { 0 };
 	struct t_pkts pkts = { 0 };
+	struct t_ctx_dev dev;
 	const char *env = getenv("UXDP_BPF_KDIFF_SEED");
 	uint64_t seed = env && *env ? strtoull(env, NULL, 0) :
 			(uint64_t)time(NULL) * 2654435761ULL | 1;
@@ -1228,7 +1348,8 @@ static void test_corpus(void **state)
 	assert_non_null(files);
 	assert_true(n > 10);
 	libbpf_set_print(quiet_libbpf);
-	make_pkts(&pkts, seed);
+	dev = ctx_dev();
+	make_pkts(&pkts, seed, &dev);
 	printf("corpus: %zu objects from %s, %u packets per program, random "
 	       "ones from seed 0x%" PRIx64 " (UXDP_BPF_KDIFF_SEED=0x%" PRIx64
 	       " repeats them)\n", n, T_BPF_DIR, pkts.n, seed, seed);
@@ -1258,6 +1379,7 @@ static void test_corpus(void **state)
 		free(files[i]);
 	}
 	free(files);
+	bad += ctx_default(&pkts);
 	free(pkts.v);
 	libbpf_set_print(NULL);
 	printf("corpus against kernel %s: %u objects, %u XDP programs: %u "
