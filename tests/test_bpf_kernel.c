@@ -1295,6 +1295,7 @@ static unsigned int ctx_default(const struct t_pkts *pkts)
 	char path[1024], why[1024];
 	struct t_pkt k = pkts->v[0];
 	struct uxdp_bpf_object *uobj;
+	struct uxdp_prog *uprog;
 	struct bpf_object *kobj;
 	uint64_t kseen = 0, useen = 0;
 	uint32_t key = 0;
@@ -1309,8 +1310,9 @@ static unsigned int ctx_default(const struct t_pkts *pkts)
 	k.ifindex = 0;
 	kernel_pkt(bpf_program__fd(bpf_object__find_program_by_name(kobj,
 			"kdiff_ctx")), &k, &kout);
-	uxdp_pkt(uxdp_bpf_object_prog(uobj, "kdiff_ctx"), &k, &uout);
-	uxdp_prog_put(uxdp_bpf_object_prog(uobj, "kdiff_ctx"));
+	uprog = uxdp_bpf_object_prog(uobj, "kdiff_ctx");
+	uxdp_pkt(uprog, &k, &uout);
+	uxdp_prog_put(uprog);
 	fd = bpf_map__fd(bpf_object__find_map_by_name(kobj, "seen"));
 	assert_int_equal(bpf_map_lookup_elem(fd, &key, &kseen), 0);
 	assert_int_equal(uxdp_bpf_map_lookup(uxdp_bpf_object_find_map(uobj,
