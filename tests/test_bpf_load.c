@@ -244,7 +244,7 @@ static void test_open_errors(void **state)
 	assert_non_null(strstr(uxdp_errmsg(), "outside the file"));
 	free(buf);
 	/* Options. */
-	o.flags = 1;
+	o.flags = 2;	/* no such flag */
 	assert_null(uxdp_bpf_object_open(corpus("drop"), &o));
 	assert_int_equal(errno, EINVAL);
 	assert_non_null(strstr(uxdp_errmsg(), "flags"));
