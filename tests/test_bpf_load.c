@@ -699,7 +699,7 @@ static void test_refusals(void **state)
 		  "helper bpf_sk_lookup_tcp (84)", "kernel state" } },
 		{ "refuse_nonxdp", -EOPNOTSUPP, { "prog refuse_nonxdp: insn 0 "
 		  "(call 14)", "bpf_get_current_pid_tgid",
-		  "not callable from XDP" } },
+		  "not callable from XDP programs in uxdp" } },
 		{ "refuse_kfunc", -EOPNOTSUPP, { "prog refuse_kfunc: insn ",
 		  "kfunc bpf_xdp_metadata_rx_timestamp", NULL } },
 		{ "refuse_ksym", -EOPNOTSUPP, { "prog refuse_ksym: insn 0 "
@@ -708,6 +708,9 @@ static void test_refusals(void **state)
 		  "insn ", "callback", "until part 2" } },
 		{ "refuse_core", -EOPNOTSUPP, { "prog refuse_core: insn 0 ",
 		  "CO-RE relocation", "no field 'rx_hash'" } },
+		{ "refuse_egress", -EINVAL, { "prog refuse_egress: insn 0 "
+		  "(ldxw %r", "egress_ifindex outside an xdp/devmap program",
+		  "the kernel would refuse" } },
 	};
 	size_t i, j;
 

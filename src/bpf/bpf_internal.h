@@ -310,6 +310,9 @@ struct uxdp_bpf_check_stats {
 };
 
 #define UXDP_BPF_BUILD_F_V4	(1U << 0)	/* cpu v4 instructions allowed */
+/* A DEVMAP second-stage program (BPF_XDP_DEVMAP): the only kind the kernel
+ * lets read xdp_md.egress_ifindex. */
+#define UXDP_BPF_BUILD_F_EGRESS	(1U << 1)
 
 struct uxdp_bpf_build {
 	/* In. */

@@ -1678,6 +1678,13 @@ static int ctx_load(struct env *e, uint32_t i, const struct reg *p,
 	if (MODE(in->code) != BPF_MEM || size != 4 || off % 4)
 		return REFUSE(e, i, "read of xdp_md at off %d size %u: the "
 			      "kernel reads only its u32 fields", off, size);
+	/* As the kernel's xdp_is_valid_access: egress_ifindex only in a
+	 * DEVMAP program, which runs on egress. */
+	if (off / 4 == UXDP_BPF_CTX_EGRESS_IFINDEX &&
+	    !(e->b->flags & UXDP_BPF_BUILD_F_EGRESS))
+		return REFUSE(e, i, "read of xdp_md.egress_ifindex outside an "
+			      "xdp/devmap program: the kernel would refuse "
+			      "it");
 	switch (off / 4) {
 	case UXDP_BPF_CTX_DATA:
 		*out = ptr(PTR_PKT, 0);

@@ -519,7 +519,8 @@ const char *uxdp_bpf_helper_why(uint32_t id)
 		return "works on kernel state (sockets, syncookies, kernel "
 		       "memory) that a userspace XDP program does not have";
 	if (id < ARRAY_SIZE(helper_names) && helper_names[id])
-		return "not callable from XDP programs (the kernel refuses "
-		       "it too)";
+		return "not callable from XDP programs in uxdp (a helper of "
+		       "other program types; the kernel's XDP set differs "
+		       "by version)";
 	return "no such helper";
 }

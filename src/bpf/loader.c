@@ -1006,7 +1006,9 @@ static int obj_load_progs(struct uxdp_bpf_object *obj)
 			.nmaps = obj->nmaps,
 			.helper = uxdp_bpf_helper_get,
 			/* cpu v4 as the kernel since 6.6 accepts it. */
-			.flags = UXDP_BPF_BUILD_F_V4,
+			.flags = UXDP_BPF_BUILD_F_V4 |
+				 (p->attach_type == BPF_XDP_DEVMAP ?
+				  UXDP_BPF_BUILD_F_EGRESS : 0),
 			.budget = obj->budget,
 		};
 
