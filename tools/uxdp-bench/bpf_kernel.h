@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp-bench bpf: the kernel's side. The same eBPF object loaded into the
+ * kernel with libbpf and run with BPF_PROG_TEST_RUN (repeat), and the
+ * object's linked instructions as libbpf leaves them without a bpf()
+ * call, for DPDK's librte_bpf. Without libbpf every call says it was not
+ * built.
+ */
+#ifndef UXDP_BENCH_BPF_KERNEL_H
+#define UXDP_BENCH_BPF_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kbpf;
+
+/*
+ * Load program @func of the object at @path into the kernel (root, or
+ * CAP_BPF and CAP_NET_ADMIN). Returns 0, BENCH_UNAVAILABLE-style 1 when
+ * the kernel cannot be asked (not built, no privilege: @why says), or
+ * -errno with @why saying what libbpf or the verifier said.
+ */
+int kbpf_load(const char *path, const char *func, struct kbpf **out,
+	      char *why, size_t whylen);
+void kbpf_close(struct kbpf *k);
+
+/*
+ * BPF_PROG_TEST_RUN: @repeat runs on @len bytes at @pkt. *@retval gets
+ * the verdict, *@kns the kernel's own mean ns per run (an integer),
+ * *@ticks the TSC ticks the call took. Returns 0 or -errno.
+ */
+int kbpf_test_run(struct kbpf *k, const void *pkt, uint32_t len,
+		  uint32_t repeat, uint32_t *retval, uint32_t *kns,
+		  uint64_t *ticks);
+
+/*
+ * The linked instructions of @func in @path, as libbpf's light-skeleton
+ * loader leaves them (no bpf() call): an ld_imm64 of a map has src 5 (map
+ * by index, imm) or 6 (its value, imm index, next imm offset). *@insns
+ * (8-byte struct bpf_insn each) is malloc()ed; *@map_names gets the
+ * maps' names in index order (nmaps of them, malloc()ed, strings too).
+ * Returns 0 or -errno with @why.
+ */
+int kbpf_linked_insns(const char *path, const char *func, void **insns,
+		      uint32_t *ninsns, char ***map_names, uint32_t *nmaps,
+		      char *why, size_t whylen);
+
+#endif /* UXDP_BENCH_BPF_KERNEL_H */
