@@ -12,6 +12,19 @@
 #include "bench.h"
 #include "bpf_kernel.h"
 
+void kbpf_maps_free(struct kbpf_map *maps, uint32_t n)
+{
+	uint32_t i;
+
+	if (!maps)
+		return;
+	for (i = 0; i < n; i++) {
+		free(maps[i].name);
+		free(maps[i].init);
+	}
+	free(maps);
+}
+
 #ifdef UXDP_BENCH_HAVE_LIBBPF
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -135,21 +148,21 @@ int kbpf_test_run(struct kbpf *k, const void *pkt, uint32_t len,
 }
 
 int kbpf_linked_insns(const char *path, const char *func, void **insns,
-		      uint32_t *ninsns, char ***map_names, uint32_t *nmaps,
+		      uint32_t *ninsns, struct kbpf_map **maps, uint32_t *nmaps,
 		      char *why, size_t whylen)
 {
 	LIBBPF_OPTS(gen_loader_opts, gen);
+	struct kbpf_map *km = NULL;
 	const struct bpf_insn *in;
 	struct bpf_program *prog;
 	struct bpf_object *obj;
 	struct bpf_map *m;
-	char **names = NULL;
 	uint32_t n = 0, i = 0;
 	size_t cnt;
 	int err;
 
 	*insns = NULL;
-	*map_names = NULL;
+	*maps = NULL;
 	obj = kbpf_open(path, func, &prog, why, whylen);
 	if (!obj)
 		return -EINVAL;
@@ -167,30 +180,41 @@ int kbpf_linked_insns(const char *path, const char *func, void **insns,
 	cnt = bpf_program__insn_cnt(prog);
 	bpf_object__for_each_map(m, obj)
 		n++;
-	names = calloc(n + 1, sizeof(*names));
+	km = calloc(n + 1, sizeof(*km));
 	*insns = malloc(cnt * sizeof(*in));
-	if (!names || !*insns) {
+	if (!km || !*insns) {
 		err = -ENOMEM;
 		goto out;
 	}
 	memcpy(*insns, in, cnt * sizeof(*in));
 	bpf_object__for_each_map(m, obj) {
-		names[i] = strdup(bpf_map__name(m));
-		if (!names[i++]) {
+		struct kbpf_map *k = &km[i++];
+		const void *init;
+		size_t sz = 0;
+
+		k->name = strdup(bpf_map__name(m));
+		k->type = bpf_map__type(m);
+		k->value_size = bpf_map__value_size(m);
+		k->max_entries = bpf_map__max_entries(m);
+		init = bpf_map__initial_value(m, &sz);
+		if (init && sz) {
+			k->init = malloc(sz);
+			if (k->init) {
+				memcpy(k->init, init, sz);
+				k->init_size = sz;
+			}
+		}
+		if (!k->name || (init && sz && !k->init)) {
 			err = -ENOMEM;
 			goto out;
 		}
 	}
 	*ninsns = (uint32_t)cnt;
-	*map_names = names;
+	*maps = km;
 	*nmaps = n;
-	names = NULL;
+	km = NULL;
 out:
-	if (names) {
-		for (i = 0; i < n; i++)
-			free(names[i]);
-		free(names);
-	}
+	kbpf_maps_free(km, n);
 	if (err) {
 		free(*insns);
 		*insns = NULL;
@@ -226,12 +250,12 @@ int kbpf_test_run(struct kbpf *k, const void *pkt, uint32_t len,
 }
 
 int kbpf_linked_insns(const char *path, const char *func, void **insns,
-		      uint32_t *ninsns, char ***map_names, uint32_t *nmaps,
+		      uint32_t *ninsns, struct kbpf_map **maps, uint32_t *nmaps,
 		      char *why, size_t whylen)
 {
 	(void)path, (void)func, (void)ninsns, (void)nmaps;
 	*insns = NULL;
-	*map_names = NULL;
+	*maps = NULL;
 	snprintf(why, whylen, "not built (needs libbpf-dev)");
 	return -EOPNOTSUPP;
 }

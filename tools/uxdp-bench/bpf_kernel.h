@@ -34,16 +34,27 @@ int kbpf_test_run(struct kbpf *k, const void *pkt, uint32_t len,
 		  uint32_t repeat, uint32_t *retval, uint32_t *kns,
 		  uint64_t *ticks);
 
+/* A map of an object, as libbpf describes it. */
+struct kbpf_map {
+	char *name;
+	uint32_t type;		/* BPF_MAP_TYPE_* */
+	uint32_t value_size;
+	uint32_t max_entries;
+	void *init;		/* global data: the initial value, else NULL */
+	size_t init_size;
+};
+
 /*
  * The linked instructions of @func in @path, as libbpf's light-skeleton
  * loader leaves them (no bpf() call): an ld_imm64 of a map has src 5 (map
  * by index, imm) or 6 (its value, imm index, next imm offset). *@insns
- * (8-byte struct bpf_insn each) is malloc()ed; *@map_names gets the
- * maps' names in index order (nmaps of them, malloc()ed, strings too).
- * Returns 0 or -errno with @why.
+ * (8-byte struct bpf_insn each) is malloc()ed; *@maps gets the object's
+ * maps in index order (kbpf_maps_free() them). Returns 0 or -errno with
+ * @why.
  */
 int kbpf_linked_insns(const char *path, const char *func, void **insns,
-		      uint32_t *ninsns, char ***map_names, uint32_t *nmaps,
+		      uint32_t *ninsns, struct kbpf_map **maps, uint32_t *nmaps,
 		      char *why, size_t whylen);
+void kbpf_maps_free(struct kbpf_map *maps, uint32_t n);
 
 #endif /* UXDP_BENCH_BPF_KERNEL_H */

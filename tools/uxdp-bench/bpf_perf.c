@@ -1002,6 +1002,11 @@ int bench_bpf(const struct bench_opts *o)
 		    "ratios of costs; the checks cannot be turned off (no API "
 		    "for it): their count is in the safety rows, their cost "
 		    "in instructions with --instructions");
+	report_note("bpf", "DPDK: librte_bpf (no EAL needed) runs the "
+		    "-mcpu=v1 object with the packet as its argument: the "
+		    "context loads of data and data_end rewritten, arrays as "
+		    "memory, bpf_map_lookup_elem an external function, globals "
+		    "external variables (dpdk_bpf.c)");
 	for (i = 0; i < NPROGS; i++)
 		report_note("bpf", "%s: %s", bprogs[i].name, bprogs[i].what);
 	bench_run(v, nv, o->runs, "bpf", o->quiet);
