@@ -40,7 +40,6 @@
 #include "bpf_native.h"
 #include "dpdk_bpf.h"
 #include "instr.h"
-#include "plot.h"
 #include "report.h"
 
 #define BPF_PKT_LEN	64
@@ -734,12 +733,6 @@ static unsigned int bpf_instructions(const struct bench_opts *o,
 					 instr_min(pv, BI_RUN), "instr/run");
 			report_part(row, "cost", instr_median(pv, BI_RUN) -
 				    instr_median(fv, BI_RUN));
-			plot_point(plot_get("bpf-instr", "instructions per run "
-					    "minus the floor's (callgrind)",
-					    "program", "instructions",
-					    PLOT_YZERO), side_names[s], i,
-				   instr_median(pv, BI_RUN) -
-				   instr_median(fv, BI_RUN));
 		}
 	}
 	bench_variants_free(v, nv);
@@ -839,7 +832,7 @@ static void report_figures(struct bcase *cs, unsigned int nc,
 			for (s = 0; s < NSIDES; s++) {
 				struct bench_variant *v, *fv;
 				struct report_row *row;
-				char name[48], pl[32];
+				char name[48];
 				double cost;
 
 				v = find_v(cs, nc, &bprogs[i], (enum side)s,
@@ -873,16 +866,6 @@ static void report_figures(struct bcase *cs, unsigned int nc,
 							c->kns_n ? c->wall_sum /
 							c->kns_n : NAN);
 				}
-				snprintf(pl, sizeof(pl), "bpf-%s",
-					 path_names[pa]);
-				if (i != PROG_FLOOR)
-					plot_point(plot_get(pl, pa == PATH_DEV ?
-						"dev path: ns per packet minus the floor" :
-						pa == PATH_RUN ?
-						"run path: ns per run minus the floor" :
-						"test runs: ns per run minus the floor",
-						"program", "ns", PLOT_YZERO),
-						side_names[s], i, cost);
 			}
 		}
 	}
