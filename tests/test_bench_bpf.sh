@@ -43,6 +43,10 @@ if sys.argv[2] == "0":
     for p in progs + ["xsk_pick"]:
         r = fig.get(("%s test" % p, "kernel"))
         assert r and r["value"] > 0, "no kernel figure for %s" % p
+        # The kernel on a veth pair: a figure, or why not (no live frames).
+        assert ("%s dev" % p, "kernel") in fig or \
+            "%s on kernel, dev path: skipped" % p in notes, \
+            "kernel dev path of %s: no figure, no reason" % p
 else:
     assert "not root" in notes, "kernel skipped without saying why"
 targets = [t["what"] for t in doc["targets"]]

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -223,6 +224,161 @@ out:
 	return err;
 }
 
+#ifdef UXDP_BENCH_HAVE_TESTBED
+#include <linux/if_link.h>
+#include <net/if.h>
+
+#include "testbed.h"
+
+/* One testbed and namespace for every pair of the command. */
+static struct tb *kv_tb;
+static struct tb_ns *kv_ns;
+static unsigned int kv_pairs, kv_open;
+
+struct kveth {
+	char a[16], b[16];
+	int fd;
+	struct tb_gen *gen;
+};
+
+static int kveth_attach(void *arg)
+{
+	struct kveth *v = arg;
+	unsigned int ifindex = if_nametoindex(v->b);
+
+	if (!ifindex)
+		return -errno;
+	return bpf_xdp_attach((int)ifindex, v->fd, XDP_FLAGS_DRV_MODE, NULL);
+}
+
+int kveth_open(struct kbpf *k, const void *pkt, uint32_t len, int cpu,
+	       struct kveth **out, char *why, size_t whylen)
+{
+	struct tb_gen_opts go = { .cpu = cpu };
+	struct tb_veth_opts vo = { .queues = 1 };
+	struct kveth *v;
+	int err;
+
+	*out = NULL;
+	if (!k) {
+		snprintf(why, whylen, "the kernel did not load it");
+		return 1;
+	}
+	if (!kv_tb) {
+		err = tb_open(&kv_tb, 0);
+		if (!err) {
+			kv_ns = tb_ns_new(kv_tb, "bpf");
+			err = kv_ns ? 0 : -errno;
+		}
+		if (err) {
+			snprintf(why, whylen, "netns testbed: %s", tb_errmsg());
+			tb_close(kv_tb);
+			kv_tb = NULL;
+			return err == -EPERM ? 1 : err;
+		}
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->fd = k->fd;
+	snprintf(v->a, sizeof(v->a), "bpfa%u", kv_pairs);
+	snprintf(v->b, sizeof(v->b), "bpfb%u", kv_pairs++);
+	kv_open++;
+	err = tb_veth_add(kv_tb, kv_ns, v->a, kv_ns, v->b, &vo);
+	if (err) {
+		snprintf(why, whylen, "veth pair: %s", tb_errmsg());
+	} else {
+		err = tb_ns_run(kv_ns, kveth_attach, v);
+		if (err)
+			snprintf(why, whylen, "attaching to %s (native XDP): "
+				 "%s", v->b, strerror(-err));
+	}
+	if (!err) {
+		err = tb_gen_open(kv_tb, kv_ns, v->a, pkt, len, &go, &v->gen);
+		if (err) {
+			snprintf(why, whylen, "live-frames generator: %s",
+				 tb_errmsg());
+			if (err == -EOPNOTSUPP)
+				err = 1;
+		}
+	}
+	if (err) {
+		kveth_close(v);
+		return err;
+	}
+	*out = v;
+	return 0;
+}
+
+static int kveth_seen(struct kveth *v, uint64_t *n)
+{
+	return tb_link_stat(kv_ns, v->b, "rx_queue_0_xdp_packets", n);
+}
+
+int kveth_run(struct kveth *v, uint64_t count, uint64_t *ticks, char *why,
+	      size_t whylen)
+{
+	const struct timespec us = { .tv_nsec = 100000 };
+	uint64_t c0, c = 0, last, t0, t1;
+	int err, still = 0, i;
+
+	err = kveth_seen(v, &c0);
+	if (err) {
+		snprintf(why, whylen, "%s: no rx_queue_0_xdp_packets: %s", v->b,
+			 strerror(-err));
+		return err;
+	}
+	t0 = bench_tsc_begin();
+	err = tb_gen_send(v->gen, count);
+	if (err) {
+		snprintf(why, whylen, "generator: %s", tb_errmsg());
+		return err;
+	}
+	/* The far end's NAPI may still be at work: until every frame is
+	 * counted, or the count stops moving for 5 ms (at most 2 s). */
+	last = c0;
+	for (i = 0; i < 20000; i++) {
+		err = kveth_seen(v, &c);
+		if (err || c - c0 >= count)
+			break;
+		still = c == last ? still + 1 : 0;
+		if (still >= 50)
+			break;
+		last = c;
+		nanosleep(&us, NULL);
+	}
+	t1 = bench_tsc_end();
+	if (c - c0 < count) {
+		snprintf(why, whylen, "%s: its XDP saw %llu of %llu frames",
+			 v->b, (unsigned long long)(c - c0),
+			 (unsigned long long)count);
+		return -EIO;
+	}
+	*ticks = t1 - t0;
+	return 0;
+}
+
+void kveth_close(struct kveth *v)
+{
+	if (!v)
+		return;
+	tb_gen_close(v->gen);
+	tb_link_del(kv_ns, v->a);
+	free(v);
+	kv_open--;
+}
+
+void kveth_cleanup(void)
+{
+	if (kv_open || !kv_tb)
+		return;
+	tb_close(kv_tb);
+	kv_tb = NULL;
+	kv_ns = NULL;
+}
+
+#endif /* UXDP_BENCH_HAVE_TESTBED */
+
 #else /* !UXDP_BENCH_HAVE_LIBBPF */
 
 int kbpf_load(const char *path, const char *func, struct kbpf **out,
@@ -258,6 +414,35 @@ int kbpf_linked_insns(const char *path, const char *func, void **insns,
 	*maps = NULL;
 	snprintf(why, whylen, "not built (needs libbpf-dev)");
 	return -EOPNOTSUPP;
+}
+
+#endif
+
+#ifndef UXDP_BENCH_HAVE_TESTBED
+
+int kveth_open(struct kbpf *k, const void *pkt, uint32_t len, int cpu,
+	       struct kveth **out, char *why, size_t whylen)
+{
+	(void)k, (void)pkt, (void)len, (void)cpu;
+	*out = NULL;
+	snprintf(why, whylen, "not built (needs libbpf-dev and the netns testbed)");
+	return 1;
+}
+
+int kveth_run(struct kveth *v, uint64_t count, uint64_t *ticks, char *why,
+	      size_t whylen)
+{
+	(void)v, (void)count, (void)ticks, (void)why, (void)whylen;
+	return -EOPNOTSUPP;
+}
+
+void kveth_close(struct kveth *v)
+{
+	(void)v;
+}
+
+void kveth_cleanup(void)
+{
 }
 
 #endif

@@ -34,6 +34,28 @@ int kbpf_test_run(struct kbpf *k, const void *pkt, uint32_t len,
 		  uint32_t repeat, uint32_t *retval, uint32_t *kns,
 		  uint64_t *ticks);
 
+/*
+ * The kernel on a device path: a veth pair in a namespace of the netns
+ * testbed (tools/lib/testbed.h), @k's program attached natively to its
+ * far end, the testbed's live-frames generator injecting @len bytes at
+ * @pkt out of the near end on CPU @cpu. Returns 0, 1 when it cannot run
+ * here (not built, not root, a kernel without live frames: @why says),
+ * or -errno with @why.
+ */
+struct kveth;
+int kveth_open(struct kbpf *k, const void *pkt, uint32_t len, int cpu,
+	       struct kveth **out, char *why, size_t whylen);
+/*
+ * Inject @count frames and wait (bounded) until the far end's XDP has
+ * seen them all: *@ticks from the first to the last. -EIO with @why if
+ * some never arrived.
+ */
+int kveth_run(struct kveth *v, uint64_t count, uint64_t *ticks, char *why,
+	      size_t whylen);
+void kveth_close(struct kveth *v);
+/* The testbed the pairs live in, once they are all closed. */
+void kveth_cleanup(void);
+
 /* A map of an object, as libbpf describes it. */
 struct kbpf_map {
 	char *name;

@@ -49,6 +49,13 @@ static uint32_t native_pass(struct uxdp_buff *ctx, void *priv)
 	return UXDP_PASS;
 }
 
+static uint32_t native_tx(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx;
+	(void)priv;
+	return UXDP_TX;
+}
+
 static uint32_t native_count(struct uxdp_buff *ctx, void *priv)
 {
 	(void)priv;
@@ -159,6 +166,7 @@ static const struct {
 } natives[] = {
 	{ "drop", native_drop },
 	{ "pass", native_pass },
+	{ "tx", native_tx },
 	{ "count", native_count },
 	{ "parse_udp", native_parse_udp },
 	{ "macswap", native_macswap },

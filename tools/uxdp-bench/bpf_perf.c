@@ -10,7 +10,10 @@
  *	dev   a null device's generator -> the program attached to it ->
  *	      its verdict carried out (DROP, PASS without a handler, TX
  *	      into the device's sink), uxdp_dev_poll() with budget 64: the
- *	      path uxdp-bench's other XDP modes measure; Mpps and ns/pkt
+ *	      path uxdp-bench's other XDP modes measure; Mpps and ns/pkt.
+ *	      The kernel: the object attached natively to a veth end in a
+ *	      testbed namespace, the live-frames generator injecting from
+ *	      its peer, timed until the end's XDP counted every frame
  *	run   uxdp_prog_run() in a loop on one fixed buffer: the program
  *	      and its call alone (DPDK: rte_bpf_exec, or its JIT, on a
  *	      context the bench builds)
@@ -21,7 +24,9 @@
  * All variants of all programs are interleaved round-robin (bench_run),
  * so a slow spell of this shared machine lands on all of them alike; the
  * ratios are taken within a round. Each side has its floor: the same
- * side on the same path running pass (return XDP_PASS at once). A
+ * side on the same path running drop (return XDP_DROP at once: the
+ * issue's floor; on the run and test paths pass measures the same, on a
+ * device PASS is another disposition, in the kernel the whole stack). A
  * program's cost is its figure minus that floor, per round, so programs
  * are compared and not harnesses.
  */
@@ -54,11 +59,15 @@ struct bprog {
 	const char *func;	/* the XDP program in it */
 	uint32_t verdict;	/* on the bench's packet */
 	const char *what;
+	bool floor;		/* an empty program: no ratio of its own */
 };
 
 static const struct bprog bprogs[] = {
-	{ "pass", "xdp_pass", UXDP_PASS, "return XDP_PASS: the floor" },
-	{ "drop", "xdp_drop", UXDP_DROP, "return XDP_DROP" },
+	{ "pass", "xdp_pass", UXDP_PASS, "return XDP_PASS: the dev path's "
+	  "floor for PASS (in the kernel: the stack)", true },
+	{ "drop", "xdp_drop", UXDP_DROP, "return XDP_DROP: the floor", true },
+	{ "tx", "xdp_tx", UXDP_TX, "return XDP_TX: the dev path's floor for "
+	  "TX", true },
 	{ "count", "xdp_count", UXDP_PASS,
 	  "three array lookups: two atomic adds, a per-CPU add" },
 	{ "parse_udp", "xdp_parse_udp", UXDP_DROP,
@@ -74,7 +83,8 @@ static const struct bprog bprogs[] = {
 };
 
 #define NPROGS		(sizeof(bprogs) / sizeof(bprogs[0]))
-#define PROG_FLOOR	0	/* pass */
+#define PROG_FLOOR	1	/* drop */
+
 
 enum side {
 	SIDE_JIT,
@@ -108,7 +118,8 @@ static bool side_on_path(enum side s, enum path p)
 {
 	switch (p) {
 	case PATH_DEV:
-		return s == SIDE_JIT || s == SIDE_INTERP || s == SIDE_NATIVE;
+		return s == SIDE_JIT || s == SIDE_INTERP || s == SIDE_NATIVE ||
+		       s == SIDE_KERNEL;
 	case PATH_RUN:
 		return s != SIDE_KERNEL;
 	case PATH_TEST:
@@ -116,6 +127,21 @@ static bool side_on_path(enum side s, enum path p)
 	default:
 		return false;
 	}
+}
+
+/*
+ * The floor of @p on @path: drop, except on the dev path, where the
+ * verdict is carried out and the empty program of the same verdict is.
+ */
+static const struct bprog *floor_of(const struct bprog *p, enum path path)
+{
+	unsigned int i;
+
+	if (path == PATH_DEV)
+		for (i = 0; i < NPROGS; i++)
+			if (bprogs[i].floor && bprogs[i].verdict == p->verdict)
+				return &bprogs[i];
+	return &bprogs[PROG_FLOOR];
 }
 
 /* ---- the packet and the fixed buffer -------------------------------------- */
@@ -256,6 +282,7 @@ struct bcase {
 	struct uxdp_dev *dev;		/* PATH_DEV */
 	struct fixed_buf fb;		/* PATH_RUN */
 	struct kbpf *k;			/* SIDE_KERNEL */
+	struct kveth *kv;		/* SIDE_KERNEL, PATH_DEV */
 	struct dpdk_bpf *dp;		/* SIDE_DPDK_* */
 	const unsigned char *pkt;	/* PATH_TEST's data_in */
 	double wall_sum;		/* the kernel's call, ns per run, summed */
@@ -283,7 +310,18 @@ static int run_dev(struct bcase *c, uint64_t ops, double *out)
 {
 	struct uxdp_rxq_stats s0, s1;
 	uint64_t done = 0, t0, t1;
+	char why[192];
 	int n;
+
+	if (c->side == SIDE_KERNEL) {
+		n = kveth_run(c->kv, ops, &t0, why, sizeof(why));
+		if (n) {
+			bench_why("%s", why);
+			return n;
+		}
+		out[0] = bench_ns((double)t0) / (double)ops;
+		return 0;
+	}
 
 	uxdp_dev_rxq_stats(c->dev, 0, &s0);
 	t0 = bench_tsc_begin();
@@ -426,6 +464,9 @@ struct bprog_state {
 	struct uxdp_prog *prog[NSIDES];	/* JIT, interpreter, native */
 	char why[NSIDES][256];		/* why a side cannot run it */
 	struct kbpf *k;
+	struct kveth *kv;		/* the kernel on a veth pair */
+	char kv_why[256];
+	int kv_err;			/* < 0: a failure, > 0: a skip */
 	struct dpdk_bpf *dp;
 	bool unavailable[NSIDES];	/* a skip, not a failure */
 };
@@ -442,6 +483,7 @@ static int case_setup(struct bcase *c, struct bprog_state *st,
 	c->pkt = pkt;
 	if (c->side == SIDE_KERNEL) {
 		c->k = st->k;
+		c->kv = st->kv;
 		return 0;
 	}
 	if (c->side == SIDE_DPDK_JIT || c->side == SIDE_DPDK_INTERP) {
@@ -502,6 +544,13 @@ static void prog_state_setup(const char *dir, const struct bprog *p,
 	err = kbpf_load(path, p->func, &st->k, st->why[SIDE_KERNEL],
 			sizeof(st->why[0]));
 	st->unavailable[SIDE_KERNEL] = err != 0;
+	if (err)
+		snprintf(st->kv_why, sizeof(st->kv_why), "%s",
+			 st->why[SIDE_KERNEL]);
+	else
+		st->kv_err = kveth_open(st->k, pkt, BPF_PKT_LEN,
+					bench_env.cpu_a, &st->kv, st->kv_why,
+					sizeof(st->kv_why));
 
 	if (no_dpdk) {
 		snprintf(st->why[SIDE_DPDK_JIT], sizeof(st->why[0]),
@@ -532,6 +581,7 @@ static void prog_state_teardown(struct bprog_state *st)
 		uxdp_prog_put(st->prog[s]);
 	uxdp_bpf_object_close(st->obj[0]);
 	uxdp_bpf_object_close(st->obj[1]);
+	kveth_close(st->kv);
 	kbpf_close(st->k);
 	dpdk_bpf_free(st->dp);
 }
@@ -716,7 +766,7 @@ static unsigned int bpf_instructions(const struct bench_opts *o,
 	failed = instr_measure(v, nv, o, "bpf");
 
 	report_heading("bpf: instructions per run (callgrind), run path, "
-		       "minus pass's");
+		       "minus drop's");
 	for (i = 0; i < NPROGS; i++) {
 		for (s = 0; s < 3; s++) {
 			const struct bench_variant *fv, *pv;
@@ -826,7 +876,7 @@ static void report_figures(struct bcase *cs, unsigned int nc,
 
 	for (pa = 0; pa < NPATHS; pa++) {
 		report_heading("bpf: %s path, ns per %s, raw and minus the "
-			       "side's floor (pass)", path_names[pa],
+			       "side's floor (drop)", path_names[pa],
 			       pa == PATH_DEV ? "packet" : "run");
 		for (i = 0; i < NPROGS; i++) {
 			for (s = 0; s < NSIDES; s++) {
@@ -839,7 +889,8 @@ static void report_figures(struct bcase *cs, unsigned int nc,
 					   (enum path)pa);
 				if (!v)
 					continue;
-				fv = find_v(cs, nc, &bprogs[PROG_FLOOR],
+				fv = find_v(cs, nc,
+					    floor_of(&bprogs[i], (enum path)pa),
 					    (enum side)s, (enum path)pa);
 				cost = paired_cost(v, fv, runs);
 				snprintf(name, sizeof(name), "%s %s",
@@ -857,7 +908,7 @@ static void report_figures(struct bcase *cs, unsigned int nc,
 						   1e3 / bench_median(v, 0),
 						   NAN, "Mpps");
 				}
-				if (s == SIDE_KERNEL) {
+				if (s == SIDE_KERNEL && pa == PATH_TEST) {
 					struct bcase *c = v->arg;
 
 					report_row_note(row, "the kernel's own "
@@ -879,14 +930,18 @@ static void report_figures(struct bcase *cs, unsigned int nc,
 		char what[48];
 		unsigned int n = 0;
 
-		for (i = 2; i < NPROGS; i++) {
+		for (i = 0; i < NPROGS; i++) {
 			const struct bprog *p = &bprogs[i];
 
+			if (p->floor)
+				continue;
 			r[n] = paired_cost_ratio(
 				find_v(cs, nc, p, d->a, d->path),
-				find_v(cs, nc, &bprogs[0], d->a, d->path),
+				find_v(cs, nc, floor_of(p, d->path), d->a,
+				       d->path),
 				find_v(cs, nc, p, d->b, d->path),
-				find_v(cs, nc, &bprogs[0], d->b, d->path),
+				find_v(cs, nc, floor_of(p, d->path), d->b,
+				       d->path),
 				runs);
 			if (isnan(r[n]))
 				continue;
@@ -942,6 +997,22 @@ int bench_bpf(const struct bench_opts *o)
 
 				if (!side_on_path((enum side)s, (enum path)pa))
 					continue;
+				if (s == SIDE_KERNEL && pa == PATH_DEV &&
+				    st[i].kv_err < 0) {
+					bench_fail("bpf", "%s on kernel, dev "
+						   "path: %s", bprogs[i].name,
+						   st[i].kv_why);
+					ret = 1;
+					continue;
+				}
+				if (s == SIDE_KERNEL && pa == PATH_DEV &&
+				    !st[i].kv) {
+					report_note("bpf", "%s on kernel, dev "
+						    "path: skipped: %s",
+						    bprogs[i].name,
+						    st[i].kv_why);
+					continue;
+				}
 				c->p = &bprogs[i];
 				c->side = (enum side)s;
 				c->path = (enum path)pa;
@@ -980,7 +1051,7 @@ int bench_bpf(const struct bench_opts *o)
 		    "buffer (DPDK: rte_bpf_exec on a context of u64 fields); "
 		    "test: uxdp_bpf_prog_test_run / BPF_PROG_TEST_RUN with "
 		    "repeat, timed around the call", BPF_BUDGET);
-	report_note("bpf", "cost = figure minus the same side's pass on the "
+	report_note("bpf", "cost = figure minus the same side's drop on the "
 		    "same path, per round; ratios are medians of per-round "
 		    "ratios of costs; the checks cannot be turned off (no API "
 		    "for it): their count is in the safety rows, their cost "
@@ -1005,6 +1076,7 @@ int bench_bpf(const struct bench_opts *o)
 	bench_variants_free(v, nv);
 	for (i = 0; i < NPROGS; i++)
 		prog_state_teardown(&st[i]);
+	kveth_cleanup();
 	free(cs);
 	free(v);
 	return failed || ret ? 1 : 0;
