@@ -126,7 +126,7 @@ static const struct bpf_insn *linked(struct uxdp_bpf_object *obj,
 static const char *const corpus_objs[] = {
 	"drop", "pass", "count", "count.v1", "parse_udp", "parse_udp.v1",
 	"macswap", "loop", "loop.v1", "calls", "calls.v1", "rodata", "core",
-	"sections", "oob", "helpers", "adjust", "printk",
+	"sections", "oob", "helpers", "adjust", "printk", "ctx",
 };
 
 /* Every corpus object opens from its file and from memory (a buffer
@@ -1430,8 +1430,10 @@ static void run_faults(uint32_t engine)
 
 	/* The default budget ends it too. */
 	p = load_engine("oob", engine, "forever", &obj);
+	old = capture_start();
 	assert_int_equal(run1(p, pkt, sizeof(pkt)).verdict,
 			 XDP_ABORTED);
+	uxdp_set_print(old);
 	assert_int_equal(array_u64(obj, "spins", 0),
 			 UXDP_BPF_DEFAULT_BUDGET + 1);
 	unload(p, obj);
@@ -1464,6 +1466,12 @@ static void test_proven(void **state)
 		uxdp_prog_put(p);
 		uxdp_bpf_object_close(obj);
 	}
+}
+
+static uint32_t t_c_prog(struct uxdp_buff *ctx, void *priv)
+{
+	(void)ctx, (void)priv;
+	return XDP_PASS;
 }
 
 static int refuse_jit(struct uxdp_bpf_code *code, struct uxdp_bpf_jit **out)
@@ -1519,11 +1527,187 @@ static void test_engines(void **state)
 	uxdp_bpf_prog_jit_compile = jit;
 
 	/* Not an eBPF program; bad arguments. */
-	p = uxdp_prog_create("c_prog", NULL, NULL);
-	assert_null(p);
+	p = uxdp_prog_create("c_prog", t_c_prog, NULL);
+	assert_non_null(p);
 	info.sz = sizeof(info);
+	assert_int_equal(uxdp_bpf_prog_info(p, &info), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "prog c_prog: not an eBPF"));
 	assert_int_equal(uxdp_bpf_prog_info(NULL, &info), -EINVAL);
+	uxdp_prog_put(p);
+	p = load_engine("drop", UXDP_BPF_ENGINE_DEFAULT, NULL, &obj);
+	assert_int_equal(uxdp_bpf_prog_info(p, NULL), -EINVAL);
+	info.sz = 1;
+	assert_int_equal(uxdp_bpf_prog_info(p, &info), -EINVAL);
+	/* An older, shorter struct gets its fields only. */
+	memset(&info, 0xa5, sizeof(info));
+	info.sz = offsetof(struct uxdp_bpf_prog_info, insns);
+	assert_int_equal(uxdp_bpf_prog_info(p, &info), 0);
+	assert_true(info.engine == UXDP_BPF_ENGINE_JIT ||
+		    info.engine == UXDP_BPF_ENGINE_INTERP);
+	assert_int_equal(info.insns, 0xa5a5a5a5);
+	unload(p, obj);
 }
+
+/* The context's fields from the test run's options, metadata in and
+ * out, and the options' errors. */
+static void run_context(uint32_t engine)
+{
+	const uint32_t meta = 0x11223344;
+	uint8_t in[4 + 64], out[128];
+	UXDP_DECLARE_OPTS(uxdp_bpf_test_run_opts, o, .data_in = in,
+			  .data_size_in = sizeof(in), .meta_size = 4,
+			  .data_out = out, .data_size_out = sizeof(out),
+			  .ingress_ifindex = 7, .rx_queue_index = 3);
+	struct uxdp_bpf_test_run_opts bad;
+	struct uxdp_bpf_object *obj;
+	struct uxdp_prog *p, *c;
+
+	memcpy(in, &meta, 4);
+	t_packet(in + 4, 64, ETH_P_IP);
+	p = load_engine("ctx", engine, NULL, &obj);
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &o), 0);
+	assert_int_equal(o.retval, XDP_PASS);
+	assert_int_equal(o.meta_size, 4);
+	assert_int_equal(o.data_size_out, sizeof(in));
+	assert_memory_equal(out, in, sizeof(in));
+	assert_int_equal(array_u64(obj, "fields", 0), 7);
+	assert_int_equal(array_u64(obj, "fields", 1), 3);
+	assert_int_equal(array_u64(obj, "fields", 2), 0);
+	assert_int_equal(array_u64(obj, "fields", 3), 64);
+	assert_int_equal(array_u64(obj, "fields", 4), meta);
+	/* No metadata: none seen, none out. */
+	assert_int_equal(run1(p, in + 4, 64).meta, 0);
+	assert_int_equal(array_u64(obj, "fields", 4), 0);
+
+	/* data_out too small: ENOSPC, the size needed, the first bytes. */
+	bad = o;
+	memset(out, 0, sizeof(out));
+	bad.data_size_out = 10;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -ENOSPC);
+	assert_int_equal(bad.data_size_out, sizeof(in));
+	assert_memory_equal(out, in, 10);
+	assert_int_equal(out[10], 0);
+	/* Metadata not a multiple of 4, or past 252; a packet shorter than
+	 * an Ethernet header; no data. */
+	bad = o;
+	bad.meta_size = 3;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	bad.meta_size = 256;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	bad = o;
+	bad.meta_size = 0;
+	bad.data_size_in = 13;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	bad.data_size_in = 3521;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	bad = o;
+	bad.data_in = NULL;
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	assert_int_equal(uxdp_bpf_prog_test_run(p, NULL), -EINVAL);
+	bad = o;
+	bad.sz = offsetof(struct uxdp_bpf_test_run_opts, retval);
+	assert_int_equal(uxdp_bpf_prog_test_run(p, &bad), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "no room for the results"));
+	/* Not an eBPF program. */
+	c = uxdp_prog_create("c_prog", t_c_prog, NULL);
+	assert_non_null(c);
+	assert_int_equal(uxdp_bpf_prog_test_run(c, &o), -EINVAL);
+	assert_non_null(strstr(uxdp_errmsg(), "not an eBPF program"));
+	uxdp_prog_put(c);
+	unload(p, obj);
+}
+T_EACH_ENGINE(run_context)
+
+/* Ethernet, IPv4 and TCP (no options) from port 1234 to @port. */
+static void t_tcp_packet(uint8_t *pkt, uint32_t len, uint16_t port)
+{
+	t_packet(pkt, len, ETH_P_IP);
+	pkt[14] = 0x45;
+	pkt[23] = IPPROTO_TCP;
+	pkt[34] = 1234 >> 8;
+	pkt[35] = 1234 & 0xff;
+	pkt[36] = (uint8_t)(port >> 8);
+	pkt[37] = (uint8_t)port;
+	pkt[46] = 5 << 4;		/* data offset */
+}
+
+/*
+ * xdp-filter as Debian installs it (xdpfilt_dny_tcp.o, xdpfilt_alw_tcp.o):
+ * with no port in filter_ports, deny mode (everything denied but what the
+ * map lets through) drops a TCP packet and allow mode passes it; with its
+ * destination port marked (xdp-filter's MAP_FLAG_DST | MAP_FLAG_TCP on
+ * every CPU, keyed by the port in network order as its "port" command
+ * writes it), the opposite, and the hit counted in this thread's slot.
+ */
+static void run_xdp_filter(uint32_t engine)
+{
+	static const struct {
+		const char *file;
+		uint32_t miss, hit;
+	} f[] = {
+		{ "xdpfilt_dny_tcp.o", XDP_DROP, XDP_PASS },
+		{ "xdpfilt_alw_tcp.o", XDP_PASS, XDP_DROP },
+	};
+	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, o, .engine = engine);
+	int ncpus = uxdp_bpf_num_possible_cpus();
+	uint8_t pkt[64];
+	char path[256];
+	size_t i;
+
+	t_tcp_packet(pkt, sizeof(pkt), 80);
+	for (i = 0; i < ARRAY_SIZE(f); i++) {
+		struct uxdp_bpf_object *obj;
+		struct uxdp_bpf_map *ports, *stats;
+		struct uxdp_prog *p;
+		uint64_t *v;
+		uint32_t k = htons(80);
+		int c;
+
+		snprintf(path, sizeof(path), DEBIAN_BPF_DIR "/%s", f[i].file);
+		if (access(path, R_OK))
+			skip();		/* xdp-tools not installed */
+		obj = uxdp_bpf_object_open(path, &o);
+		assert_non_null(obj);
+		load_ok(obj);
+		p = uxdp_bpf_object_prog(obj, NULL);
+		assert_non_null(p);
+		assert_int_equal(run1(p, pkt, sizeof(pkt)).verdict, f[i].miss);
+		ports = uxdp_bpf_object_find_map(obj, "filter_ports");
+		assert_non_null(ports);
+		v = calloc((size_t)ncpus, sizeof(*v));
+		assert_non_null(v);
+		for (c = 0; c < ncpus; c++)
+			v[c] = 0x2 | 0x4;	/* MAP_FLAG_DST | MAP_FLAG_TCP */
+		assert_int_equal(uxdp_bpf_map_update(ports, &k, v, BPF_ANY), 0);
+		assert_int_equal(run1(p, pkt, sizeof(pkt)).verdict, f[i].hit);
+		/* Another port is still a miss. */
+		t_tcp_packet(pkt, sizeof(pkt), 81);
+		assert_int_equal(run1(p, pkt, sizeof(pkt)).verdict, f[i].miss);
+		t_tcp_packet(pkt, sizeof(pkt), 80);
+		assert_int_equal(uxdp_bpf_map_lookup(ports, &k, v, 0), 0);
+		for (c = 0; c < ncpus; c++)
+			if (c != (int)uxdp_thread_index())
+				assert_int_equal(v[c], 0x6);
+		assert_true(v[uxdp_thread_index()] > 0x6);
+		free(v);
+		/* xdp_stats_map: per verdict, this thread's packets and
+		 * bytes (struct datarec). */
+		v = calloc((size_t)ncpus, 2 * sizeof(*v));
+		assert_non_null(v);
+		stats = uxdp_bpf_object_find_map(obj, "xdp_stats_map");
+		assert_non_null(stats);
+		k = f[i].miss;
+		assert_int_equal(uxdp_bpf_map_lookup(stats, &k, v, 0), 0);
+		assert_int_equal(v[2 * uxdp_thread_index()], 2);
+		assert_int_equal(v[2 * uxdp_thread_index() + 1], 2 * 64);
+		k = f[i].hit;
+		assert_int_equal(uxdp_bpf_map_lookup(stats, &k, v, 0), 0);
+		assert_int_equal(v[2 * uxdp_thread_index()], 1);
+		free(v);
+		unload(p, obj);
+	}
+}
+T_EACH_ENGINE(run_xdp_filter)
 
 /* Several programs of one object, and two objects of one file with maps
  * of their own, side by side in one process. */
@@ -1578,6 +1762,79 @@ static uint64_t runs_of(struct uxdp_prog *p)
 
 	info_of(p, &info);
 	return info.runs;
+}
+
+struct t_passed {
+	uint64_t n;
+	uint64_t marked;	/* first byte 0x5a: the program's write */
+};
+
+static void t_on_pass(void *arg, struct uxdp_buff *b)
+{
+	struct t_passed *tp = arg;
+
+	tp->n++;
+	tp->marked += ((uint8_t *)b->data)[0] == 0x5a;
+}
+
+/*
+ * The verdicts through a driver: macswap's XDP_TX leaves by the null
+ * device's transmit queue; rodata's writes to the packet (its mark, set
+ * before load) reach the pass handler with XDP_PASS.
+ */
+static void test_attached_verdicts(void **state)
+{
+	struct uxdp_bpf_object *o1, *o2;
+	struct t_passed tp = { 0 };
+	struct uxdp_prog *p1, *p2;
+	struct uxdp_rxq_stats rs;
+	struct uxdp_txq_stats ts;
+	struct uxdp_bpf_map *ro;
+	char name[UXDP_IFNAMSIZ];
+	struct uxdp_dev *d;
+	uint8_t *rv;
+	size_t size;
+	int i;
+
+	(void)state;
+	snprintf(name, sizeof(name), "bpfv%d", (int)getpid() % 100000);
+	d = uxdp_null_create(name, NULL);
+	if (!d) {
+		fail_msg("null %s: %s", name, uxdp_errmsg());
+		return;
+	}
+	uxdp_dev_set_pass_handler(d, t_on_pass, &tp);
+	p1 = load_engine("macswap", UXDP_BPF_ENGINE_DEFAULT, NULL, &o1);
+	o2 = open_engine("rodata", UXDP_BPF_ENGINE_INTERP);
+	ro = uxdp_bpf_object_find_map(o2, "rodata.rodata");
+	rv = uxdp_bpf_map_initial_value(ro, &size);
+	assert_non_null(rv);
+	rv[4] = 0x5a;
+	load_ok(o2);
+	p2 = uxdp_bpf_object_prog(o2, NULL);
+	assert_non_null(p2);
+
+	assert_int_equal(uxdp_dev_attach_prog(d, 0, p1), 0);
+	assert_int_equal(uxdp_dev_up(d), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(uxdp_dev_poll(d, 0, 32), 32);
+	assert_int_equal(uxdp_dev_rxq_stats(d, 0, &rs), 0);
+	assert_int_equal(uxdp_dev_txq_stats(d, 0, &ts), 0);
+	assert_int_equal(rs.tx, 128);
+	assert_int_equal(ts.packets, 128);
+	assert_int_equal(runs_of(p1), 128);
+
+	assert_int_equal(uxdp_dev_attach_prog(d, 0, p2), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(uxdp_dev_poll(d, 0, 32), 32);
+	assert_int_equal(tp.n, 128);
+	assert_int_equal(tp.marked, 128);
+	assert_int_equal(runs_of(p1), 128);
+	assert_int_equal(uxdp_dev_audit(d, NULL), 0);
+
+	uxdp_dev_destroy(d);
+	unload(p1, o1);
+	unload(p2, o2);
 }
 
 /*
@@ -1703,7 +1960,10 @@ int main(void)
 		cmocka_unit_test(test_run_faults),
 		cmocka_unit_test(test_proven),
 		cmocka_unit_test(test_engines),
+		cmocka_unit_test(test_run_context),
+		cmocka_unit_test(test_run_xdp_filter),
 		cmocka_unit_test(test_several),
+		cmocka_unit_test(test_attached_verdicts),
 		cmocka_unit_test(test_attached_swap),
 		cmocka_unit_test(test_dump),
 	};

@@ -244,6 +244,8 @@ UXDP_EXPORT int uxdp_bpf_prog_info(const struct uxdp_prog *prog,
 #define TEST_HEADROOM	UXDP_PACKET_HEADROOM
 #define TEST_MAX_DATA	(TEST_FRAME - TEST_HEADROOM - UXDP_FRAME_TAILROOM)
 #define TEST_META_MAX	252
+#define TEST_OPTS_MIN	(offsetof(struct uxdp_bpf_test_run_opts, duration) + \
+			 sizeof(uint32_t))
 
 static uint64_t mono_ns(void)
 {
@@ -270,6 +272,11 @@ UXDP_EXPORT int uxdp_bpf_prog_test_run(const struct uxdp_prog *prog,
 				 prog ? prog->name : "(null)");
 	if (!opts || !UXDP_OPTS_VALID(opts, uxdp_bpf_test_run_opts))
 		return -EINVAL;
+	/* The results are written: the caller's struct must hold them. */
+	if (opts->sz < TEST_OPTS_MIN)
+		return uxdp_fail(EINVAL, "prog %s: test run: options of %zu "
+				 "bytes, no room for the results (%zu)",
+				 prog->name, opts->sz, TEST_OPTS_MIN);
 	size = UXDP_OPTS_GET(opts, data_size_in, 0);
 	meta = UXDP_OPTS_GET(opts, meta_size, 0);
 	repeat = UXDP_OPTS_GET(opts, repeat, 1);
