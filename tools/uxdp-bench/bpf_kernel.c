@@ -58,6 +58,7 @@ static struct bpf_object *kbpf_open(const char *path, const char *func,
 {
 	struct bpf_program *p;
 	struct bpf_object *obj;
+	struct bpf_map *m;
 	int err;
 
 	libbpf_set_print(kbpf_print);
@@ -68,6 +69,10 @@ static struct bpf_object *kbpf_open(const char *path, const char *func,
 			 strerror(-err));
 		return NULL;
 	}
+	/* Maps pinned by name (xdp-tools') are the bench's own here: no
+	 * bpffs needed, nothing left behind, nothing shared. */
+	bpf_object__for_each_map(m, obj)
+		bpf_map__set_pin_path(m, NULL);
 	*prog = NULL;
 	bpf_object__for_each_program(p, obj) {
 		bool mine = !strcmp(bpf_program__name(p), func);

@@ -60,7 +60,13 @@ struct bprog {
 	uint32_t verdict;	/* on the bench's packet */
 	const char *what;
 	bool floor;		/* an empty program: no ratio of its own */
+	const char *path;	/* an object from elsewhere, for every side */
 };
+
+/* xdp-tools' objects as Debian installs them (libxdp1, xdp-tools). */
+#ifndef UXDP_BENCH_XDP_TOOLS_DIR
+#define UXDP_BENCH_XDP_TOOLS_DIR	"/usr/lib/x86_64-linux-gnu/bpf"
+#endif
 
 static const struct bprog bprogs[] = {
 	{ "pass", "xdp_pass", UXDP_PASS, "return XDP_PASS: the dev path's "
@@ -80,6 +86,14 @@ static const struct bprog bprogs[] = {
 	  "configuration in .rodata, counters in .data/.bss, a packet write" },
 	{ "xsk_pick", "xdp_xsk_pick", UXDP_PASS,
 	  "parse, pick an XSKMAP slot by rx queue (empty map: XDP_PASS)" },
+	{ "xdpfilt_dny_udp", "xdpfilt_dny_udp", UXDP_DROP,
+	  "xdp-filter, deny mode, UDP, as Debian installs it: no port "
+	  "allowed, the packet dropped and counted", false,
+	  UXDP_BENCH_XDP_TOOLS_DIR "/xdpfilt_dny_udp.o" },
+	{ "xdpfilt_alw_udp", "xdpfilt_alw_udp", UXDP_PASS,
+	  "xdp-filter, allow mode, UDP: no port denied, the packet passed "
+	  "and counted", false,
+	  UXDP_BENCH_XDP_TOOLS_DIR "/xdpfilt_alw_udp.o" },
 };
 
 #define NPROGS		(sizeof(bprogs) / sizeof(bprogs[0]))
@@ -234,7 +248,10 @@ static const char *bpf_dir(const struct bench_opts *o)
 static void obj_path(char *buf, size_t len, const char *dir,
 		     const struct bprog *p, const char *cpu)
 {
-	snprintf(buf, len, "%s/%s.%s.o", dir, p->name, cpu);
+	if (p->path)
+		snprintf(buf, len, "%s", p->path);
+	else
+		snprintf(buf, len, "%s/%s.%s.o", dir, p->name, cpu);
 }
 
 /*

@@ -287,7 +287,7 @@ int dpdk_bpf_prepare(const char *path, const char *func,
 	struct rte_bpf_xsym xs[1 + MAX_MAPS];
 	struct ebpf_insn *ins = NULL, *rw = NULL;
 	struct kbpf_map *km = NULL;
-	uint32_t n = 0, nmaps = 0, nrw = 0, nxs = 0, i;
+	uint32_t n = 0, nmaps = 0, nrw = 0, nxs = 0, i, vmax = 8;
 	struct dpdk_bpf *b;
 	char logbuf[512] = "";
 	FILE *logf;
@@ -322,6 +322,8 @@ int dpdk_bpf_prepare(const char *path, const char *func,
 			memcpy(m->data, km[i].init,
 			       km[i].init_size < sz ? km[i].init_size : sz);
 		b->nmaps++;
+		if (m->value_size > vmax)
+			vmax = m->value_size;
 	}
 	xs[nxs++] = (struct rte_bpf_xsym){
 		.name = "none", .type = RTE_BPF_XTYPE_FUNC,
@@ -337,8 +339,8 @@ int dpdk_bpf_prepare(const char *path, const char *func,
 				{ .type = RTE_BPF_ARG_RAW, .size = 8 },
 				{ .type = RTE_BPF_ARG_PTR, .size = 4 },
 			},
-			/* Every value here is 8 bytes (the corpus's). */
-			.ret = { .type = RTE_BPF_ARG_PTR, .size = 8 },
+			/* One function for every map: the largest value. */
+			.ret = { .type = RTE_BPF_ARG_PTR, .size = vmax },
 		},
 	};
 	rw = calloc(2 * (size_t)n + 2, sizeof(*rw));
