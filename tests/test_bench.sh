@@ -419,7 +419,7 @@ expect 3 "--instructions: valgrind not found in PATH" \
 [ -s "$tmp/out" ] && fail "--instructions without valgrind measured anyway"
 expect 3 "--instructions: /nonexistent \(UXDP_BENCH_VALGRIND\)" \
 	env UXDP_BENCH_VALGRIND=/nonexistent "$bench" pool --instructions
-expect 2 "--instructions: only pool, xsk, demo and all" \
+expect 2 "--instructions: only pool, xsk, bpf, demo and all" \
 	"$bench" ring --instructions
 
 # ---- output that cannot be written: exit 1, and stderr says so ----

@@ -40,6 +40,7 @@ struct bench_opts {
 	/* --instructions (pool, xsk; demo and all set it): also count
 	 * instructions per packet with callgrind (instr.h). */
 	bool instructions;
+	const char *bpf_dir;	/* --objects: bpf's eBPF objects */
 };
 
 /* What the process found at start-up; filled by bench_env_init(). */
@@ -298,6 +299,9 @@ int bench_fwd(const struct bench_opts *o);
 int bench_soak(const struct bench_opts *o);
 /* The seed's xdpsock rxdrop end to end on the nic model (xsk_perf.c). */
 int bench_xsk(const struct bench_opts *o);
+/* XDP eBPF programs: uxdp's JIT and interpreter, native C, the kernel,
+ * DPDK's librte_bpf (bpf_perf.c). */
+int bench_bpf(const struct bench_opts *o);
 
 #define BENCH_RING_DEFAULT_OPS	10000000ULL
 #define BENCH_POOL_DEFAULT_OPS	2000000ULL
@@ -312,6 +316,8 @@ int bench_xsk(const struct bench_opts *o);
 /* --instructions: packets (buffers) of the first counted pass, the second
  * is twice as long; -n does not change them: a count needs no more. */
 #define BENCH_XSK_INSTR_OPS	16384ULL
+#define BENCH_BPF_DEFAULT_OPS	1000000ULL
+#define BENCH_BPF_INSTR_OPS	4096ULL
 #define BENCH_POOL_INSTR_OPS	16384ULL
 #define BENCH_SOAK_DEFAULT_PIPES	4
 /* Each pipeline has at most 6 polling threads; 64 threads may poll. */

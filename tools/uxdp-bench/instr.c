@@ -615,8 +615,10 @@ int instr_child_main(int argc, char **argv)
 		return xsk_instr_child(argc - 1, argv + 1);
 	if (argc >= 1 && !strcmp(argv[0], "pool"))
 		return pool_instr_child(argc - 1, argv + 1);
+	if (argc >= 1 && !strcmp(argv[0], "bpf"))
+		return bpf_instr_child(argc - 1, argv + 1);
 	fprintf(stderr, "uxdp-bench %s: not a command of a callgrind child "
-		"(xsk, pool); uxdp-bench --instructions runs these itself\n",
+		"(xsk, pool, bpf); uxdp-bench --instructions runs these itself\n",
 		argc >= 1 ? argv[0] : "(none)");
 	return 2;
 }

@@ -155,6 +155,7 @@ void instr_child_units(const uint64_t *units, unsigned int n);
 /* The children of each command (xsk_perf.c, pool_perf.c). */
 int xsk_instr_child(int argc, char **argv);
 int pool_instr_child(int argc, char **argv);
+int bpf_instr_child(int argc, char **argv);
 
 /* A positive count from a child's argument, 0 if it is not one. */
 uint64_t instr_arg_u64(const char *s);

@@ -62,6 +62,7 @@ enum {
 	KEY_PIPELINES,
 	KEY_PLOT,
 	KEY_INSTRUCTIONS,
+	KEY_OBJECTS,
 };
 
 static const struct opt_def opt_defs[] = {
@@ -107,10 +108,14 @@ static const struct opt_def opt_defs[] = {
 	OPT_DEF("instructions", KEY_INSTRUCTIONS, OPT_FLAG, instructions,
 		NULL, 0, 0,
 		"pool, xsk: also count instructions per buffer / packet of "
-		"single vs batched allocation, aligned and unaligned, with "
-		"valgrind's callgrind (a figure load does not move; a few "
-		"seconds); no valgrind: exit 3 (default off; demo and all "
-		"count when valgrind is installed)"),
+		"single vs batched allocation, aligned and unaligned; bpf: "
+		"per run of each program, JIT vs interpreter vs native C; "
+		"with valgrind's callgrind (a figure load does not move; a "
+		"few seconds, bpf a minute); no valgrind: exit 3 (default "
+		"off; demo and all count when valgrind is installed)"),
+	OPT_DEF("objects", KEY_OBJECTS, OPT_STR, bpf_dir, "DIR", 0, 0,
+		"bpf: the eBPF objects (NAME.v3.o, NAME.v1.o) from DIR "
+		"(default: the build tree's, built with the tool)"),
 	{ "help", 'h', OPT_HELP, 0, NULL, 0, 0, "this text" },
 };
 
@@ -146,6 +151,12 @@ static const struct bench_cmd cmds[] = {
 	{ "xsk", "the seed's xdpsock rxdrop on the nic model: rxdrop, l2fwd, "
 		 "txonly, zero-copy/copy, alloc_batch vs single refill, "
 		 "aligned/unaligned, 1 vs 2 queues", bench_xsk },
+	{ "bpf", "XDP eBPF programs (drop, count, parse, macswap, loop, "
+		 "calls, .rodata, ...) per packet: uxdp's JIT and "
+		 "interpreter on a device, a buffer and test runs, vs the "
+		 "same in native C, the kernel's BPF_PROG_TEST_RUN (root) "
+		 "and DPDK's librte_bpf; raw and minus each side's floor",
+	  bench_bpf },
 	{ "all", "every command above with full runs", cmd_all },
 	{ "demo", "every command with fewer and shorter runs, then a "
 		  "compact summary: the seeds' results beside ours",
@@ -387,10 +398,10 @@ static const struct bench_cmd *parse_args(int argc, char **argv,
 	if (optind + 1 < argc)
 		bad_args("unexpected argument '%s'", argv[optind + 1]);
 	if (o->instructions && cmd->run != bench_pool &&
-	    cmd->run != bench_xsk && cmd->run != cmd_demo &&
-	    cmd->run != cmd_all)
-		bad_args("--instructions: only pool, xsk, demo and all count "
-			 "instructions");
+	    cmd->run != bench_xsk && cmd->run != bench_bpf &&
+	    cmd->run != cmd_demo && cmd->run != cmd_all)
+		bad_args("--instructions: only pool, xsk, bpf, demo and all "
+			 "count instructions");
 	/* Aligned mode needs a power-of-two chunk. */
 	if (o->chunk_size && o->chunk_size != 2048 && o->chunk_size != 4096)
 		bad_args("--chunk-size: %u is not 2048 or 4096",
@@ -423,7 +434,7 @@ static int cmd_all(const struct bench_opts *o)
 {
 	return bench_ring(o) | bench_pool(o) | bench_veth_tx(o) |
 	       bench_redirect(o) | bench_groups(o) | bench_fwd(o) |
-	       bench_xsk(o);
+	       bench_xsk(o) | bench_bpf(o);
 }
 
 static void print_header(const char *cmd, const struct bench_opts *o)
