@@ -139,6 +139,14 @@ static int check_sections(struct uxdp_bpf_elf *e)
 					 "of code, not whole instructions",
 					 e->obj, name,
 					 (unsigned long long)s->sh_size);
+		/* Instructions are read in place (found by fuzz_bpf_elf:
+		 * a misaligned struct bpf_insn, UBSan); clang aligns code
+		 * to 8. */
+		if (uxdp_bpf_elf_is_code(e, i) && s->sh_offset % 8)
+			return uxdp_fail(EINVAL, "%s: section %s: code at "
+					 "offset %llu, not 8-byte aligned",
+					 e->obj, name,
+					 (unsigned long long)s->sh_offset);
 		/* libbpf 1.1 reads these without checking they have data
 		 * (fixed in libbpf 1.2). */
 		if ((!strcmp(name, ".BTF") || !strcmp(name, ".BTF.ext") ||
