@@ -9,7 +9,9 @@ BUILD_TSAN ?= build-tsan
 BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
-CTEST_ARGS ?= --output-on-failure --no-tests=error
+# Tests run $(JOBS) at a time: each test's namespaces, devices and files
+# are its own (install_pkgconfig runs alone: RUN_SERIAL).
+CTEST_ARGS ?= --output-on-failure --no-tests=error -j$(JOBS)
 
 UXDP_BENCH = $(BUILD)/tools/uxdp-bench/uxdp-bench
 

@@ -686,6 +686,9 @@ static void test_unaligned_meta(void **state)
 
 struct b_tally {
 	uint32_t kicks, ok, again, busy, other;
+	/* uxdp: the first EAGAIN came before UXDP_XSK_TX_WAIT_MS without
+	 * progress were spent (a kick that did not wait for the peer). */
+	uint32_t again_early;
 	uint32_t left;		/* kicks after which descriptors waited */
 	uint32_t completed;
 	uint64_t delivered;
@@ -768,9 +771,27 @@ static int b_kick_kernel(void *arg)
 	       errno : 0;
 }
 
+static uint32_t b_again_early, b_again_seen;
+
+/*
+ * uxdp's kick waits up to UXDP_XSK_TX_WAIT_MS without progress for the
+ * peer's poller. A first EAGAIN sooner than that is a kick that did not
+ * wait (the bug this test is for); one after it is a peer that did not run
+ * for that long, which a loaded machine can do (seen in ctest -j2 runs):
+ * the descriptors stay on the ring, as for a busy kernel device, and
+ * nothing is lost. Once some stayed, a later kick finds more than a batch
+ * waiting and says EAGAIN at once, as the kernel's does: only the first
+ * is judged.
+ */
 static int b_kick_uxdp(void *arg)
 {
-	return -uxdp_xsk_sendto(arg);
+	uint64_t t0 = t_now_ms();
+	int err = -uxdp_xsk_sendto(arg);
+
+	if (err == EAGAIN && !b_again_seen++ &&
+	    t_now_ms() - t0 < UXDP_XSK_TX_WAIT_MS)
+		b_again_early++;
+	return err;
 }
 
 static void b_print(const char *who, const struct b_tally *t)
@@ -795,6 +816,7 @@ static void test_burst_over_veth(void **state)
 	struct tb_xdp *x;
 	struct uxdp_prog *p;
 	uint64_t bytes;
+	uint32_t left;
 	int saved, err;
 
 	(void)state;
@@ -830,8 +852,11 @@ static void test_burst_over_veth(void **state)
 	assert_int_equal(uxdp_dev_start(b, NULL), 0);
 	xsk = uxdp_xsk_create(umem, a, 0, &xo);
 	assert_non_null(xsk);
+	b_again_early = b_again_seen = 0;
 	b_send(uxdp_xsk_tx_ring(xsk), uxdp_xsk_comp_ring(xsk),
 	       uxdp_umem_area(umem), b_kick_uxdp, xsk, &ut);
+	ut.again_early = b_again_early;
+	left = uxdp_ring_count(uxdp_xsk_tx_ring(xsk));
 	T_WAIT_FOR(__atomic_load_n(&b_seen, __ATOMIC_RELAXED) >= B_TOTAL,
 		   5000);
 	ut.delivered = __atomic_load_n(&b_seen, __ATOMIC_RELAXED);
@@ -848,9 +873,19 @@ static void test_burst_over_veth(void **state)
 	assert_int_equal(kt.again + kt.other, 0);
 	assert_int_equal(kt.completed, B_TOTAL);
 	assert_int_equal(kt.delivered, B_TOTAL - kt.busy);
+	assert_int_equal(ut.again_early + ut.other + ut.busy, 0);
+	if (ut.again) {
+		/* The peer stalled past the wait: what stayed on the ring
+		 * is all that did not complete, and nothing else is lost. */
+		print_message("  uxdp: %u kicks found the peer's poller away "
+			      "for %d ms (a loaded machine); %u descriptors "
+			      "stayed on the ring\n", ut.again,
+			      UXDP_XSK_TX_WAIT_MS, left);
+		assert_int_equal(ut.completed + left, B_TOTAL);
+		assert_int_equal(ut.delivered, ut.completed);
+		return;
+	}
 	assert_int_equal(ut.left, kt.left);
-	assert_int_equal(ut.again + ut.other, 0);
-	assert_int_equal(ut.busy, 0);
 	assert_int_equal(ut.completed, B_TOTAL);
 	assert_int_equal(ut.delivered, B_TOTAL);
 }

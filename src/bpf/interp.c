@@ -36,14 +36,6 @@
 __thread struct uxdp_bpf_run *uxdp_bpf_cur
 	__attribute__((tls_model("initial-exec")));
 
-/*
- * The stack: every frame of a run, the thread's own (a thread runs one
- * program at a time). Not cleared between runs: the safety pass refuses a
- * read of stack the program did not write.
- */
-static __thread uint8_t interp_stack[UXDP_BPF_MAX_DEPTH * UXDP_BPF_STACK]
-	__attribute__((aligned(16)));
-
 /* What a bpf-to-bpf call saves: the callee-saved registers, the frame
  * pointer, where to return, and in which program (a tail call in a
  * function changes it). */
@@ -406,9 +398,19 @@ uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
 	struct interp_frame frames[UXDP_BPF_MAX_DEPTH - 1], *f;
 	uint64_t reg[MAX_BPF_REG] = { 0 };
 	uint32_t depth = 0;
+	/*
+	 * The program's stack, every frame of a run, on ours as the kernel's
+	 * interpreter has it. Not in TLS: libuxdp has initial-exec variables,
+	 * so all of its TLS comes from the static block, and 4 KiB there
+	 * made a dlopen() of the library fail ("cannot allocate memory in
+	 * static TLS block", test_xdp under ASan). Not cleared: the safety
+	 * pass refuses a read of stack the program did not write.
+	 */
+	uint8_t stack[UXDP_BPF_MAX_DEPTH * UXDP_BPF_STACK]
+		__attribute__((aligned(16)));
 
-	run->stack_lo = interp_stack;
-	run->stack_hi = interp_stack + sizeof(interp_stack);
+	run->stack_lo = stack;
+	run->stack_hi = stack + sizeof(stack);
 	run->budget = code->budget;
 	run->tail_calls = 0;
 	run->fault = UXDP_BPF_FAULT_NONE;

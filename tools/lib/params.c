@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Command-line options from one table (params.h). */
+#define _GNU_SOURCE	/* sched_getaffinity() */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,20 @@ void tparams_wrap(FILE *f, unsigned int first, unsigned int indent,
 		p += len;
 	}
 	fputc('\n', f);
+}
+
+void tparams_section(FILE *f, const char *title, const char *text)
+{
+	fprintf(f, "\n%s:\n  ", title);
+	tparams_wrap(f, 2, 2, text);
+}
+
+void tparams_examples(FILE *f, const char *prog, const char *const *args)
+{
+	fprintf(f, "\nexamples:\n");
+	for (; *args; args++)
+		fprintf(f, "  %s %s\n", prog, *args);
+	fprintf(f, "\nSee %s(1).\n", prog);
 }
 
 int tparams_parse_u64(const char *s, uint64_t *out)
@@ -178,11 +194,41 @@ int tparams_parse_list(const char *s, uint32_t hi, uint32_t *out,
 	return range_err ? range_err : (int)n;
 }
 
+unsigned int tparams_parse_cpus(const struct tparams *p, const char *what,
+				const char *s, uint32_t *out, unsigned int max)
+{
+	cpu_set_t allowed;
+	int n, i;
+
+	n = tparams_parse_list(s, CPU_SETSIZE - 1, out, max);
+	if (n == -E2BIG)
+		tparams_fail(p, "--%s: more than %u CPUs", what, max);
+	if (n < 0)
+		tparams_fail(p, "--%s '%s': want a list like 0,2-3 of CPU "
+			     "numbers", what, s);
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		CPU_ZERO(&allowed);
+	for (i = 0; i < n; i++)
+		if (!CPU_ISSET(out[i], &allowed))
+			tparams_fail(p, "--%s: CPU %u is not one this process "
+				     "may run on", what, out[i]);
+	return (unsigned int)n;
+}
+
 void tmsg_v(const char *prog, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: ", prog);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+}
+
+void tmsg(const char *prog, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tmsg_v(prog, fmt, ap);
+	va_end(ap);
 }
 
 void tparams_fail(const struct tparams *p, const char *fmt, ...)

@@ -51,6 +51,9 @@ struct tparam {
 
 #define TPARAM(name, key, type, stype, field, mv, lo, hi, help)	\
 	{ name, key, type, offsetof(stype, field), mv, lo, hi, help }
+/* In a struct tparams initializer: the table @defs and its length. */
+#define TPARAMS_DEFS(table) \
+	.defs = (table), .ndefs = sizeof(table) / sizeof((table)[0])
 #define TPARAM_HELP_ROW \
 	{ "help", 'h', TPARAM_HELP, 0, NULL, 0, 0, "print this text and exit" }
 
@@ -81,6 +84,8 @@ bool tparams_given(const struct tparams *p, const char *name);
 /* "PROG: message\n" on stderr: every line a tool says about itself. */
 void tmsg_v(const char *prog, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+void tmsg(const char *prog, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Report bad usage the way tparams_parse() does, and exit 2. */
 void tparams_fail(const struct tparams *p, const char *fmt, ...)
@@ -96,6 +101,14 @@ void tparams_usage(const struct tparams *p, FILE *f);
  */
 void tparams_wrap(FILE *f, unsigned int first, unsigned int indent,
 		  const char *text);
+
+/* A part of --help after OPTIONS: "\nTITLE:\n  " and @text wrapped at
+ * 79 columns, indented by 2. */
+void tparams_section(FILE *f, const char *title, const char *text);
+
+/* The last part of --help: "\nexamples:\n", a line "  PROG ARGS" for
+ * each string of @args (NULL-terminated), then "\nSee PROG(1).\n". */
+void tparams_examples(FILE *f, const char *prog, const char *const *args);
 
 /*
  * A decimal number with an optional k/M/G (x1000) suffix into *@out.
@@ -118,5 +131,14 @@ int tparams_parse_msec(const char *s, uint64_t *ms);
  */
 int tparams_parse_list(const char *s, uint32_t hi, uint32_t *out,
 		       unsigned int max);
+
+/*
+ * Option --@what: a list of CPUs (tparams_parse_list(), "0,2-3") into
+ * @out, at most @max, each one this process may run on; else
+ * tparams_fail() (exit 2). Returns how many.
+ */
+unsigned int tparams_parse_cpus(const struct tparams *p, const char *what,
+				const char *s, uint32_t *out,
+				unsigned int max);
 
 #endif /* UXDP_TOOLS_PARAMS_H */

@@ -1,20 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Port strings and programs, the tools' way (ports.h). */
 #include <errno.h>
-#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ports.h"
-
-static void __attribute__((format(printf, 2, 3)))
-say(const char *prog, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tmsg_v(prog, fmt, ap);
-	va_end(ap);
-}
 
 /* A port syntax, cut before a '[' where it would pass column 79. */
 static void put_syntax(FILE *f, const char *s, size_t len)
@@ -91,18 +81,75 @@ int tports_attach(const char *prog, struct uxdp_dev *dev, uint32_t q,
 	int err;
 
 	if (!p) {
-		say(prog, "program %s: %s", name, tports_why(errno));
+		tmsg(prog, "program %s: %s", name, tports_why(errno));
 		return -1;
 	}
 	err = uxdp_dev_attach_prog(dev, q, p);
 	/* The device holds its own reference. */
 	uxdp_prog_put(p);
 	if (err) {
-		say(prog, "%s: attaching %s: %s", uxdp_dev_name(dev), name,
+		tmsg(prog, "%s: attaching %s: %s", uxdp_dev_name(dev), name,
 		    tports_why(err));
 		return -1;
 	}
 	return 0;
+}
+
+int tports_attach_each(const char *prog, struct uxdp_dev *dev,
+		       const char *name, uxdp_prog_fn fn, size_t size,
+		       void **out)
+{
+	uint32_t q, n = uxdp_dev_num_rxq(dev);
+	char *priv;
+
+	/* calloc() would not keep the cache-line alignment. */
+	if (size % UXDP_CACHE_LINE || posix_memalign(out, UXDP_CACHE_LINE,
+						     n * size)) {
+		*out = NULL;
+		tmsg(prog, "out of memory");
+		return -1;
+	}
+	priv = *out;
+	memset(priv, 0, n * size);
+	for (q = 0; q < n; q++)
+		if (tports_attach(prog, dev, q, name, fn, priv + q * size))
+			return -1;
+	return 0;
+}
+
+struct uxdp_dev *tports_open(const char *prog, const char *what,
+			     const char *str, const char *name)
+{
+	struct uxdp_dev *dev = uxdp_dev_open(str, name);
+
+	if (!dev)
+		tmsg(prog, "%sport '%s': %s", what, str, tports_why(errno));
+	return dev;
+}
+
+int tports_up(const char *prog, struct uxdp_dev *dev)
+{
+	int err = dev ? uxdp_dev_up(dev) : 0;
+
+	if (err)
+		tmsg(prog, "%s: up: %s", uxdp_dev_name(dev), tports_why(err));
+	return err ? -1 : 0;
+}
+
+struct uxdp_poll_group *tports_group_new(const char *prog, uint32_t budget,
+					 int cpu)
+{
+	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, go, .budget = (int)budget);
+	struct uxdp_poll_group *g;
+
+	if (cpu >= 0) {
+		go.flags = UXDP_THREAD_F_PIN;
+		go.cpu = cpu;
+	}
+	g = uxdp_poll_group_create(&go);
+	if (!g)
+		tmsg(prog, "poll group: %s", tports_why(errno));
+	return g;
 }
 
 int tports_names_read(const char *prog, struct uxdp_dev *dev,
@@ -110,7 +157,7 @@ int tports_names_read(const char *prog, struct uxdp_dev *dev,
 {
 	if (!tdev_names_read(dev, names))
 		return 0;
-	say(prog, "the library's counters are not the ones in its headers "
+	tmsg(prog, "the library's counters are not the ones in its headers "
 	    "(%s): a mismatched libuxdp?",
 	    *uxdp_errmsg() ? uxdp_errmsg() : "stats walk");
 	return -1;

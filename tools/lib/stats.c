@@ -15,7 +15,7 @@ _Static_assert(sizeof(struct uxdp_txq_stats) % sizeof(uint64_t) == 0,
 
 #define NWORDS(type)	(sizeof(type) / sizeof(uint64_t))
 
-static void add_words(void *dst, const void *src, size_t n)
+void tstats_words_add(void *dst, const void *src, size_t n)
 {
 	uint64_t a, b;
 	size_t i;
@@ -29,7 +29,7 @@ static void add_words(void *dst, const void *src, size_t n)
 	}
 }
 
-static void sub_words(void *dst, const void *x, const void *y, size_t n)
+void tstats_words_sub(void *dst, const void *x, const void *y, size_t n)
 {
 	uint64_t a, b, d;
 	size_t i;
@@ -57,7 +57,7 @@ int tdev_counters_read(struct uxdp_dev *dev, struct tdev_counters *c)
 		err = uxdp_dev_rxq_stats(dev, q, &st);
 		if (err)
 			return err;
-		add_words(&c->rx, &st, NWORDS(st));
+		tstats_words_add(&c->rx, &st, NWORDS(st));
 	}
 	n = uxdp_dev_num_txq(dev);
 	for (q = 0; q < n; q++) {
@@ -66,7 +66,7 @@ int tdev_counters_read(struct uxdp_dev *dev, struct tdev_counters *c)
 		err = uxdp_dev_txq_stats(dev, q, &st);
 		if (err)
 			return err;
-		add_words(&c->tx, &st, NWORDS(st));
+		tstats_words_add(&c->tx, &st, NWORDS(st));
 	}
 	return 0;
 }
@@ -89,8 +89,8 @@ void tdev_counters_sub(const struct tdev_counters *now,
 		       const struct tdev_counters *then,
 		       struct tdev_counters *d)
 {
-	sub_words(&d->rx, &now->rx, &then->rx, NWORDS(d->rx));
-	sub_words(&d->tx, &now->tx, &then->tx, NWORDS(d->tx));
+	tstats_words_sub(&d->rx, &now->rx, &then->rx, NWORDS(d->rx));
+	tstats_words_sub(&d->tx, &now->tx, &then->tx, NWORDS(d->tx));
 }
 
 /* ---- by name ------------------------------------------------------------ */
@@ -245,6 +245,12 @@ char *tstats_fmt_rate(char *buf, size_t len, uint64_t count, uint64_t ns)
 
 	return tstats_fmt_count(buf, len, r >= 1.8e19 ? UINT64_MAX :
 				(uint64_t)r);
+}
+
+char *tstats_fmt(char *buf, size_t len, uint64_t v, uint64_t ns)
+{
+	return ns ? tstats_fmt_rate(buf, len, v, ns) :
+		    tstats_fmt_count(buf, len, v);
 }
 
 void tjson_str(FILE *f, const char *s)

@@ -40,6 +40,16 @@ void tdev_counters_sub(const struct tdev_counters *now,
 		       const struct tdev_counters *then,
 		       struct tdev_counters *d);
 
+/*
+ * Any struct of @n uint64_t counters and nothing else (the library's
+ * per-queue stats, struct uxdp_xsk_stats, an application's own): @dst +=
+ * @src, and @dst = @now - @then, field by field (0 where a counter seems
+ * to have gone back: a queue that went away).
+ */
+void tstats_words_add(void *dst, const void *src, size_t n);
+void tstats_words_sub(void *dst, const void *now, const void *then,
+		      size_t n);
+
 /* ---- by name ------------------------------------------------------------ */
 
 #define TDEV_NRX	(sizeof(struct uxdp_rxq_stats) / sizeof(uint64_t))
@@ -106,6 +116,10 @@ char *tstats_fmt_count(char *buf, size_t len, uint64_t v);
 
 /* @count over @ns, per second, rounded, with separators; returns @buf. */
 char *tstats_fmt_rate(char *buf, size_t len, uint64_t count, uint64_t ns);
+
+/* Over @ns, the rate (tstats_fmt_rate); @ns == 0, the count: the one
+ * format of the interval lines and of the totals. */
+char *tstats_fmt(char *buf, size_t len, uint64_t v, uint64_t ns);
 
 /* @count / @ns * 1e9, 0 when @ns is 0 (never NaN: JSON has none). */
 double tstats_rate(uint64_t count, uint64_t ns);

@@ -12,13 +12,13 @@
  * signal, the stats tick or the end, and prints.
  *
  * The file reads top to bottom: options, ports, programs, setup, the run
- * loop with its output, teardown. Option parsing and the counter plumbing
- * live in tools/lib/ (params.c, stats.c), shared with the other tools.
+ * loop's steps with their output, teardown. main() itself and its run loop
+ * (tool.c), option parsing (params.c), ports and their reports (ports.c,
+ * report.c), the kernel's socket counters (xskstats.c) and the counter
+ * plumbing (stats.c) live in tools/lib/, shared with the other tools.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +33,10 @@
 #include "link.h"
 #include "params.h"
 #include "ports.h"
-#include "signals.h"
+#include "report.h"
 #include "stats.h"
+#include "tool.h"
+#include "xskstats.h"
 
 #define PROG_NAME	"uxdp-fwd"
 #define MAX_PORTS	2
@@ -46,15 +48,15 @@
 /* The ports' links are asked at every link event, and this often in any
  * case (a netlink message the kernel could not queue is a change missed). */
 #define LINK_CHECK_MS	500
+/* The -v lines' name column: "  rx.packets      1,000". */
+#define NAME_COLS	23
 
 /* ---- options ------------------------------------------------------------- */
 
 struct fwd_opts {
 	const char *prog;	/* built-in name or FILE.so:NAME */
 	const char *prog_args;
-	uint64_t duration;	/* ms; 0: until a signal */
-	uint64_t count;		/* packets received; 0: no limit */
-	uint64_t interval;	/* ms between stats lines */
+	struct tool_opts run;	/* count: packets received */
 	uint32_t threads;
 	const char *cpus;
 	uint32_t budget;
@@ -63,7 +65,6 @@ struct fwd_opts {
 	uint32_t batch;		/* afxdp ports only */
 	uint32_t busy_poll;	/* afxdp ports only */
 	bool copy, zero_copy;	/* afxdp ports only */
-	bool json, quiet, verbose;
 	bool wait_link;
 };
 
@@ -77,16 +78,12 @@ static const struct tparam opt_defs[] = {
 	    "fwd)"),
 	OPT("prog-args", 'a', TPARAM_STR, prog_args, "ARGS", 0, 0,
 	    "passed to a FILE.so:NAME program's init (default none)"),
-	OPT("duration", 'd', TPARAM_MSEC, duration, "SECONDS", 0,
-	    365ULL * 86400 * 1000,
-	    "stop after this long, exit status 0 (default 0: run until "
-	    "SIGINT or SIGTERM)"),
-	OPT("count", 'c', TPARAM_U64, count, "N", 0, UINT64_MAX,
+	TOOL_OPT_DURATION(struct fwd_opts, run),
+	OPT("count", 'c', TPARAM_U64, run.count, "N", 0, UINT64_MAX,
 	    "stop once the ports have received N packets in all, each "
 	    "given its verdict; checked every 10 ms, so the totals may show "
 	    "a few more (default 0: no limit)"),
-	OPT("interval", 'i', TPARAM_MSEC, interval, "SECONDS", 100,
-	    3600 * 1000, "seconds between two stats lines (default 1)"),
+	TOOL_OPT_INTERVAL(struct fwd_opts, run),
 	OPT("threads", 't', TPARAM_U32, threads, "N", 1, MAX_THREADS,
 	    "poll threads; the ports' RX queues are dealt round-robin to "
 	    "them (default 1: one thread polls every queue)"),
@@ -115,22 +112,17 @@ static const struct tparam opt_defs[] = {
 	    "can)"),
 	OPT("zero-copy", 0, TPARAM_FLAG, zero_copy, NULL, 0, 0,
 	    "afxdp ports: zero-copy mode, fail where the driver cannot"),
-	OPT("json", 'j', TPARAM_FLAG, json, NULL, 0, 0,
-	    "JSON lines on stdout: one object per interval, then one with "
-	    "the totals (default: text)"),
-	OPT("quiet", 'q', TPARAM_FLAG, quiet, NULL, 0, 0,
-	    "no header and no per-interval output, only the totals"),
+	TOOL_OPT_JSON(struct fwd_opts, run),
+	TOOL_OPT_QUIET(struct fwd_opts, run),
 	OPT("wait-link", 0, TPARAM_FLAG, wait_link, NULL, 0, 0,
 	    "a port whose interface is deleted: wait for one of that name "
 	    "to come back and bind to it (default: say so and exit, status "
 	    "1)"),
-	OPT("verbose", 'v', TPARAM_FLAG, verbose, NULL, 0, 0,
+	OPT("verbose", 'v', TPARAM_FLAG, run.verbose, NULL, 0, 0,
 	    "every non-zero counter, the set-up on stderr, notes about "
 	    "options that do not apply to a port"),
 	TPARAM_HELP_ROW,
 };
-
-#define NOPTS	(sizeof(opt_defs) / sizeof(opt_defs[0]))
 
 static void more_help(FILE *f);
 
@@ -142,8 +134,7 @@ static struct tparams params = {
 		 "between them (XDP_REDIRECT through a redirect map). The "
 		 "program decides per packet; live stats every interval, "
 		 "totals at the end.",
-	.defs = opt_defs,
-	.ndefs = NOPTS,
+	TPARAMS_DEFS(opt_defs),
 	.more_help = more_help,
 };
 
@@ -251,51 +242,42 @@ static const struct {
 
 /*
  * The kernel's counters of an afxdp port: XDP_STATISTICS of its AF_XDP
- * sockets, summed over its queues, and the driver program's count of
- * packets it passed to the stack because their queue had no socket.
+ * sockets, summed over its queues (xskstats.h), and the driver program's
+ * count of packets it passed to the stack because their queue had no
+ * socket: counter k of the output is socket counter k, then no_socket.
  */
-enum kstat {
-	KS_RX_DROPPED,
-	KS_RX_INVALID_DESCS,
-	KS_TX_INVALID_DESCS,
-	KS_RX_RING_FULL,
-	KS_RX_FILL_RING_EMPTY_DESCS,
-	KS_TX_RING_EMPTY_DESCS,
-	KS_NO_SOCKET,
-	KS_N
-};
-
-/*
- * loss: a packet or a descriptor lost, or a packet that went elsewhere;
- * the others are news, not trouble (tx_ring_empty_descs counts every
- * wakeup that found the TX ring drained, in copy mode most of them).
- */
-static const struct {
-	const char *name;
-	size_t off;		/* in struct uxdp_afxdp_queue_stats */
-	bool loss;
-} kstats[KS_N] = {
-#define KSTAT(i, f, l) \
-	[i] = { #f, offsetof(struct uxdp_afxdp_queue_stats, f), l }
-	KSTAT(KS_RX_DROPPED, rx_dropped, true),
-	KSTAT(KS_RX_INVALID_DESCS, rx_invalid_descs, true),
-	KSTAT(KS_TX_INVALID_DESCS, tx_invalid_descs, true),
-	KSTAT(KS_RX_RING_FULL, rx_ring_full, true),
-	KSTAT(KS_RX_FILL_RING_EMPTY_DESCS, rx_fill_ring_empty_descs, true),
-	KSTAT(KS_TX_RING_EMPTY_DESCS, tx_ring_empty_descs, false),
-	KSTAT(KS_NO_SOCKET, no_socket, true),
-#undef KSTAT
-};
-
 struct kcounters {
-	uint64_t v[KS_N];
+	struct uxdp_xsk_stats x;
+	uint64_t no_socket;
 };
+
+#define KS_N	(TXSK_NSTATS + 1)
+/* Subtracted as words (tstats_words_sub). */
+_Static_assert(sizeof(struct kcounters) == KS_N * sizeof(uint64_t),
+	       "struct kcounters is not all 64-bit counters");
+
+static const char *kstat_name(unsigned int k)
+{
+	return k < TXSK_NSTATS ? txsk_fields[k].name : "no_socket";
+}
+
+/* A packet or a descriptor lost, or a packet that went elsewhere. */
+static bool kstat_loss(unsigned int k)
+{
+	return k < TXSK_NSTATS ? txsk_fields[k].loss : true;
+}
+
+static uint64_t kstat_value(const struct kcounters *kc, unsigned int k)
+{
+	return k < TXSK_NSTATS ? txsk_stat(&kc->x, k) : kc->no_socket;
+}
 
 struct port {
-	const char *spec;		/* as given */
-	char str[UXDP_PORT_STR_MAX];	/* with the options applied */
+	/* spec as given, str with the options applied; its counters at the
+	 * previous tick and at the end, pool counters and audit. */
+	struct tport tp;
+	char str[UXDP_PORT_STR_MAX];
 	char kind[UXDP_PORT_KIND_MAX];
-	struct uxdp_dev *dev;
 	/* Opening a veth port makes the pair: the other end is ours to
 	 * destroy too (unless it is the other port). */
 	struct uxdp_dev *veth_peer;
@@ -304,12 +286,6 @@ struct port {
 	struct qcount *counts;		/* --prog count: one per RX queue */
 	uint32_t nrxq;
 
-	/* Output: the counters at the previous tick, and at the end. */
-	struct tdev_counters last;
-	struct tdev_counters total;
-	struct tstat_set pool;		/* pool counters at the end */
-	struct uxdp_dev_audit audit;
-	int audit_err;
 	/* A pcap port with a file to replay: the tool stops when every
 	 * such port is done (uxdp_pcap_done). */
 	bool replay;
@@ -335,17 +311,8 @@ struct port {
 	bool up_failed;			/* said once, until it works */
 };
 
-enum stop_reason {
-	STOP_NONE,
-	STOP_SIGNAL,
-	STOP_DURATION,
-	STOP_COUNT,
-	STOP_OUTPUT,
-	STOP_REPLAY,
-	STOP_LINK,			/* a port's interface was deleted */
-};
-
 struct fwd {
+	struct tool tool;		/* the run (tools/lib/tool.h) */
 	struct fwd_opts o;
 	enum prog_id prog_id;
 	char prog_file[UXDP_PORT_STR_MAX];	/* FILE of FILE.so:NAME */
@@ -356,47 +323,35 @@ struct fwd {
 	unsigned int nports;
 	struct tdev_names names;
 
-	int cpus[MAX_THREADS];
+	uint32_t cpus[MAX_THREADS];
 	unsigned int ncpus;
 	struct uxdp_poll_group *groups[MAX_THREADS];
 	unsigned int ngroups;		/* running */
 	unsigned int nthreads;		/* as set up, for the output */
 
-	int sigfd;
 	int linkfd;			/* link events (tools/lib/link.h) */
-	enum stop_reason stop;
-	int stop_sig;
-	int out_err;			/* errno of a failed write to stdout */
-	uint64_t t_start, t_last;
-	uint64_t seq;			/* intervals printed */
+	uint64_t link_next;		/* ns: when links are asked next */
+	bool replay;			/* a port replays a pcap file */
+	uint64_t replay_end;		/* ns: all replayed, stop then */
+	bool link_gone;			/* a port's interface deleted */
 };
 
-/* ---- messages ------------------------------------------------------------ */
-
-static void __attribute__((format(printf, 1, 2))) warn_msg(const char *fmt,
-							   ...)
+static struct fwd *fwd_of(struct tool *t)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	tmsg_v(PROG_NAME, fmt, ap);
-	va_end(ap);
+	return tool_container_of(t, struct fwd, tool);
 }
 
-static void __attribute__((format(printf, 2, 3)))
-note(const struct fwd *f, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!f->o.verbose)
-		return;
-	va_start(ap, fmt);
-	tmsg_v(PROG_NAME, fmt, ap);
-	va_end(ap);
-}
+/* ---- help ---------------------------------------------------------------- */
 
 static void more_help(FILE *f)
 {
+	static const char *const examples[] = {
+		"afxdp:eth0 afxdp:eth1",
+		"--prog macswap afxdp:eth0@0",
+		"--prog ./filter.so:udp_only afxdp:eth0 afxdp:eth1",
+		"--count 5M null:gen,count=5M null:sink,sink",
+		NULL,
+	};
 	unsigned int i;
 
 	tports_help(f);
@@ -410,33 +365,25 @@ static void more_help(FILE *f)
 		     "or a name the dynamic loader searches for): DROP, TX, "
 		     "ABORTED and REDIRECT are carried out as they are, PASS "
 		     "forwards (or reflects)");
-	fprintf(f, "\noutput:\n  ");
-	tparams_wrap(f, 2, 2, "Per interval and port: rx/s received, fwd/s "
-		     "sent on by the program (XDP_TX or XDP_REDIRECT), tx/s "
-		     "sent out of the port, drop/s lost to a verdict or an "
-		     "error, and the mean RX batch (packets per poll that "
-		     "found any). Non-zero drop reasons always show; -v "
-		     "shows every non-zero counter. Totals at the end.");
-	fprintf(f, "\nexit status:\n  ");
-	tparams_wrap(f, 2, 2, "0 stopped by SIGINT, SIGTERM, SIGHUP, "
-		     "--duration, --count or the end of every pcap replay; 1 "
-		     "a port, program or thread could not be set up, a pcap "
-		     "file could not be read to its end or written, the "
-		     "output could not be written, or a port's interface was "
-		     "deleted (without --wait-link); 2 bad usage (a port "
-		     "string its kind refuses among it).");
-	fprintf(f, "\nlinks:\n  ");
-	tparams_wrap(f, 2, 2, "A port whose link goes down goes down with it "
-		     "(frames for it dropped and counted as down) and binds "
-		     "again when the link is back, or when its MTU changes; "
-		     "each change is said once on stderr.");
-	fprintf(f, "\nexamples:\n"
-		"  " PROG_NAME " afxdp:eth0 afxdp:eth1\n"
-		"  " PROG_NAME " --prog macswap afxdp:eth0@0\n"
-		"  " PROG_NAME " --prog ./filter.so:udp_only afxdp:eth0 "
-		"afxdp:eth1\n"
-		"  " PROG_NAME " --count 5M null:gen,count=5M null:sink,sink\n"
-		"\nSee uxdp-fwd(1).\n");
+	tparams_section(f, "output", "Per interval and port: rx/s received, "
+			"fwd/s sent on by the program (XDP_TX or "
+			"XDP_REDIRECT), tx/s sent out of the port, drop/s lost "
+			"to a verdict or an error, and the mean RX batch "
+			"(packets per poll that found any). Non-zero drop "
+			"reasons always show; -v shows every non-zero counter. "
+			"Totals at the end.");
+	tparams_section(f, "exit status", "0 stopped by SIGINT, SIGTERM, "
+			"SIGHUP, --duration, --count or the end of every pcap "
+			"replay; 1 a port, program or thread could not be set "
+			"up, a pcap file could not be read to its end or "
+			"written, the output could not be written, or a port's "
+			"interface was deleted (without --wait-link); 2 bad "
+			"usage (a port string its kind refuses among it).");
+	tparams_section(f, "links", "A port whose link goes down goes down "
+			"with it (frames for it dropped and counted as down) "
+			"and binds again when the link is back, or when its "
+			"MTU changes; each change is said once on stderr.");
+	tparams_examples(f, PROG_NAME, examples);
 }
 
 /* ---- parsing what the table cannot check --------------------------------- */
@@ -478,51 +425,12 @@ static void parse_prog(struct fwd *f)
 /* --cpus 0,2-3: each must be one this process may run on. */
 static void parse_cpus(struct fwd *f)
 {
-	const char *p = f->o.cpus;
-	cpu_set_t allowed;
-
-	if (sched_getaffinity(0, sizeof(allowed), &allowed))
-		CPU_ZERO(&allowed);
-	while (*p) {
-		char *end;
-		unsigned long a, b, c;
-
-		if (*p < '0' || *p > '9')
-			goto bad;
-		a = strtoul(p, &end, 10);
-		b = a;
-		if (*end == '-') {
-			if (end[1] < '0' || end[1] > '9')
-				goto bad;
-			b = strtoul(end + 1, &end, 10);
-		}
-		if (b < a || b >= CPU_SETSIZE)
-			goto bad;
-		for (c = a; c <= b; c++) {
-			if (!CPU_ISSET(c, &allowed))
-				tparams_fail(&params, "--cpus: CPU %lu is not "
-					     "one this process may run on", c);
-			if (f->ncpus == MAX_THREADS)
-				tparams_fail(&params, "--cpus: more than %d "
-					     "CPUs", MAX_THREADS);
-			f->cpus[f->ncpus++] = (int)c;
-		}
-		if (*end == ',' && end[1])
-			end++;
-		else if (*end)
-			goto bad;
-		p = end;
-	}
-	if (!f->ncpus)
-		goto bad;
+	f->ncpus = tparams_parse_cpus(&params, "cpus", f->o.cpus, f->cpus,
+				      MAX_THREADS);
 	if (tparams_given(&params, "threads") && f->o.threads != f->ncpus)
 		tparams_fail(&params, "--threads %u but --cpus lists %u CPU%s",
 			     f->o.threads, f->ncpus, f->ncpus == 1 ? "" : "s");
 	f->o.threads = f->ncpus;
-	return;
-bad:
-	tparams_fail(&params, "--cpus '%s': want a list like 0,2-3 of CPU "
-		     "numbers", f->o.cpus);
 }
 
 /* ---- ports: the options that belong to a port kind ----------------------- */
@@ -565,7 +473,7 @@ static void edit_append(struct port *pt, struct port_edit *e,
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(e->tail) - len)
 		tparams_fail(&params, "port '%s': too long with the options' "
-			     "parameters added", pt->spec);
+			     "parameters added", pt->tp.spec);
 }
 
 static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
@@ -577,22 +485,22 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	bool afxdp, veth;
 	int n;
 
-	tports_check(&params, "", pt->spec);
-	uxdp_port_parse(pt->spec, &parsed);	/* checked: it parses */
+	tports_check(&params, "", pt->tp.spec);
+	uxdp_port_parse(pt->tp.spec, &parsed);	/* checked: it parses */
 	snprintf(pt->kind, sizeof(pt->kind), "%s", parsed.kind);
 	afxdp = !strcmp(parsed.kind, "afxdp");
 	veth = !strcmp(parsed.kind, "veth");
 
 	/* What follows KIND:ARG in the string given: the port's params. */
-	rest = pt->spec + strlen(parsed.kind) + 1 + strlen(parsed.arg);
+	rest = pt->tp.spec + strlen(parsed.kind) + 1 + strlen(parsed.arg);
 	snprintf(e.head, sizeof(e.head), "%s:%s", parsed.kind, parsed.arg);
 	snprintf(e.tail, sizeof(e.tail), "%s", rest);
 
 	if (o->queues) {
 		if (afxdp && strchr(parsed.arg, '@')) {
 			applies[PO_QUEUES] = true;
-			note(f, "port %s names its queues; --queues left out "
-			     "for it", pt->spec);
+			tool_note(&f->tool, "port %s names its queues; "
+				  "--queues left out for it", pt->tp.spec);
 		} else if (afxdp) {
 			size_t len = strlen(e.head);
 
@@ -605,31 +513,33 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 					     "@0-%u", o->queues - 1);
 			if (n < 0 || (size_t)n >= sizeof(e.head) - len)
 				tparams_fail(&params, "port '%s': too long",
-					     pt->spec);
+					     pt->tp.spec);
 		} else if (veth) {
 			applies[PO_QUEUES] = true;
 			if (uxdp_port_get(&parsed, "queues"))
-				note(f, "port %s sets queues itself; --queues "
-				     "left out for it", pt->spec);
+				tool_note(&f->tool, "port %s sets queues "
+					  "itself; --queues left out for it",
+					  pt->tp.spec);
 			else
 				edit_append(pt, &e, ",queues=%u", o->queues);
 		} else {
-			note(f, "--queues does not apply to %s port %s",
-			     parsed.kind, pt->spec);
+			tool_note(&f->tool, "--queues does not apply to %s "
+				  "port %s", parsed.kind, pt->tp.spec);
 		}
 	}
 	if (o->copy || o->zero_copy) {
 		if (!afxdp) {
-			note(f, "--%s does not apply to %s port %s",
-			     o->copy ? "copy" : "zero-copy", parsed.kind,
-			     pt->spec);
+			tool_note(&f->tool, "--%s does not apply to %s port %s",
+				  o->copy ? "copy" : "zero-copy", parsed.kind,
+				  pt->tp.spec);
 		} else {
 			applies[PO_COPY] = true;
 			if (uxdp_port_get(&parsed, "copy") ||
 			    uxdp_port_get(&parsed, "zerocopy"))
-				note(f, "port %s chooses copy or zero-copy "
-				     "itself; --%s left out for it", pt->spec,
-				     o->copy ? "copy" : "zero-copy");
+				tool_note(&f->tool, "port %s chooses copy or "
+					  "zero-copy itself; --%s left out for "
+					  "it", pt->tp.spec,
+					  o->copy ? "copy" : "zero-copy");
 			else
 				edit_append(pt, &e, ",%s",
 					    o->copy ? "copy" : "zerocopy");
@@ -637,8 +547,8 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	}
 	if (o->batch) {
 		if (!afxdp) {
-			note(f, "--batch does not apply to %s port %s",
-			     parsed.kind, pt->spec);
+			tool_note(&f->tool, "--batch does not apply to %s port "
+				  "%s", parsed.kind, pt->tp.spec);
 		} else {
 			applies[PO_BATCH] = true;
 			if (!uxdp_port_get(&parsed, "rx_size"))
@@ -649,13 +559,14 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	}
 	if (o->busy_poll) {
 		if (!afxdp) {
-			note(f, "--busy-poll does not apply to %s port %s",
-			     parsed.kind, pt->spec);
+			tool_note(&f->tool, "--busy-poll does not apply to %s "
+				  "port %s", parsed.kind, pt->tp.spec);
 		} else {
 			applies[PO_BUSY_POLL] = true;
 			if (uxdp_port_get(&parsed, "busy_poll"))
-				note(f, "port %s sets busy_poll itself; "
-				     "--busy-poll left out for it", pt->spec);
+				tool_note(&f->tool, "port %s sets busy_poll "
+					  "itself; --busy-poll left out for it",
+					  pt->tp.spec);
 			else
 				edit_append(pt, &e, ",busy_poll=%u",
 					    o->busy_poll);
@@ -664,9 +575,9 @@ static void port_prepare(struct fwd *f, struct port *pt, bool applies[PO_N])
 	n = snprintf(pt->str, sizeof(pt->str), "%s%s", e.head, e.tail);
 	if (n < 0 || (size_t)n >= sizeof(pt->str))
 		tparams_fail(&params, "port '%s': too long with the options' "
-			     "parameters added", pt->spec);
+			     "parameters added", pt->tp.spec);
 	/* What the options added is checked as the open will see it. */
-	if (strcmp(pt->str, pt->spec))
+	if (strcmp(pt->str, pt->tp.spec))
 		tports_check(&params, "", pt->str);
 }
 
@@ -689,7 +600,8 @@ static void parse_ports(struct fwd *f, int argc, char **argv, int first)
 	wanted[PO_BATCH] = f->o.batch;
 	wanted[PO_BUSY_POLL] = f->o.busy_poll;
 	for (i = 0; i < f->nports; i++) {
-		f->ports[i].spec = argv[first + i];
+		f->ports[i].tp.spec = argv[first + i];
+		f->ports[i].tp.str = f->ports[i].str;
 		port_prepare(f, &f->ports[i], applies);
 	}
 	for (i = 0; i < PO_N; i++) {
@@ -705,8 +617,9 @@ static void parse_ports(struct fwd *f, int argc, char **argv, int first)
 	}
 }
 
-static void parse_args(struct fwd *f, int argc, char **argv)
+static void parse_args(struct tool *t, int argc, char **argv)
 {
+	struct fwd *f = fwd_of(t);
 	int first;
 
 	first = tparams_parse(&params, argc, argv, &f->o);
@@ -716,8 +629,8 @@ static void parse_args(struct fwd *f, int argc, char **argv)
 	if (f->o.batch & (f->o.batch - 1))
 		tparams_fail(&params, "--batch: %u is not a power of two",
 			     f->o.batch);
-	if (!f->o.interval)
-		f->o.interval = 1000;
+	if (!f->o.run.interval)
+		f->o.run.interval = 1000;
 	if (!f->o.threads)
 		f->o.threads = 1;
 	if (f->o.cpus)
@@ -726,24 +639,7 @@ static void parse_args(struct fwd *f, int argc, char **argv)
 	parse_ports(f, argc, argv, first);
 }
 
-/* ---- signals ------------------------------------------------------------- */
-
-static int setup_signals(struct fwd *f)
-{
-	f->sigfd = tool_signals_open();	/* signals.h */
-	return f->sigfd < 0 ? f->sigfd : 0;
-}
-
 /* ---- afxdp ports: what the kernel gave ----------------------------------- */
-
-static uint64_t kstat_value(const struct uxdp_afxdp_queue_stats *st,
-			    unsigned int k)
-{
-	uint64_t v;
-
-	memcpy(&v, (const char *)st + kstats[k].off, sizeof(v));
-	return v;
-}
 
 /*
  * The kernel's counters of afxdp port @pt, summed over its queues, into
@@ -755,25 +651,24 @@ static int afxdp_counters_read(const struct port *pt, struct kcounters *kc,
 {
 	struct uxdp_afxdp_queue_stats st;
 	struct uxdp_afxdp_info in;
-	unsigned int k;
+	struct uxdp_xsk_stats x;
 	uint32_t q;
 
 	memset(kc, 0, sizeof(*kc));
 	for (q = 0; q < pt->nxq; q++) {
-		if (uxdp_afxdp_queue_stats(pt->dev, q, &st))
+		if (uxdp_afxdp_queue_stats(pt->tp.dev, q, &st))
 			return -1;
-		for (k = 0; k < KS_N; k++)
-			if (k != KS_NO_SOCKET)
-				kc->v[k] += kstat_value(&st, k);
+		txsk_from_afxdp(&st, &x);
+		tstats_words_add(&kc->x, &x, TXSK_NSTATS);
 		if (perq)
 			perq[q] = st;
 	}
 	/* Per port, no_socket counts every queue of the interface, the
 	 * ones not bound too: that is where packets went to the stack
 	 * instead of to uxdp (a queue's own count is in perq). */
-	if (uxdp_afxdp_info(pt->dev, &in))
+	if (uxdp_afxdp_info(pt->tp.dev, &in))
 		return -1;
-	kc->v[KS_NO_SOCKET] = in.no_socket;
+	kc->no_socket = in.no_socket;
 	return 0;
 }
 
@@ -787,15 +682,15 @@ static int afxdp_counters_read(const struct port *pt, struct kcounters *kc,
 static void afxdp_report_up(const struct fwd *f, struct port *pt)
 {
 	const struct uxdp_afxdp_info *in = &pt->xinfo;
-	const char *name = uxdp_dev_name(pt->dev);
+	const char *name = uxdp_dev_name(pt->tp.dev);
 
-	if (uxdp_afxdp_info(pt->dev, &pt->xinfo)) {
-		warn_msg("%s: what the kernel gave cannot be read: %s", name,
-			 uxdp_errmsg());
+	if (uxdp_afxdp_info(pt->tp.dev, &pt->xinfo)) {
+		tmsg(PROG_NAME, "%s: what the kernel gave cannot be read: %s",
+		     name, uxdp_errmsg());
 		return;
 	}
 	pt->xinfo_ok = true;
-	if (f->o.quiet)
+	if (f->o.run.quiet)
 		return;
 	fprintf(stderr, PROG_NAME ": %s: XDP %s (%s), %s mode, need_wakeup "
 		"%s, ", name, uxdp_afxdp_xdp_mode_str(in->xdp_mode),
@@ -828,7 +723,7 @@ static void afxdp_dump(struct port *pt)
 
 	if (!m)
 		return;
-	if (uxdp_afxdp_print(pt->dev, m, 0)) {
+	if (uxdp_afxdp_print(pt->tp.dev, m, 0)) {
 		fclose(m);
 		free(pt->xdump);
 		pt->xdump = NULL;
@@ -849,33 +744,31 @@ static int open_ports(struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 
-		pt->dev = uxdp_dev_open(pt->str, NULL);
-		if (!pt->dev) {
-			warn_msg("port '%s': %s", pt->str, *uxdp_errmsg() ?
-				 uxdp_errmsg() : strerror(errno));
+		pt->tp.dev = tports_open(PROG_NAME, "", pt->str, NULL);
+		if (!pt->tp.dev)
 			return -1;
-		}
-		pt->nrxq = uxdp_dev_num_rxq(pt->dev);
-		if (!strcmp(uxdp_dev_kind(pt->dev), "veth"))
-			pt->veth_peer = uxdp_veth_peer(pt->dev);
+		pt->nrxq = uxdp_dev_num_rxq(pt->tp.dev);
+		if (!strcmp(uxdp_dev_kind(pt->tp.dev), "veth"))
+			pt->veth_peer = uxdp_veth_peer(pt->tp.dev);
 		/* A pcap port with nothing to replay is done from the
 		 * start (capture only). */
-		pt->replay = !strcmp(uxdp_dev_kind(pt->dev), "pcap") &&
-			     !uxdp_pcap_done(pt->dev);
-		pt->afxdp = !strcmp(uxdp_dev_kind(pt->dev), "afxdp");
+		pt->replay = !strcmp(uxdp_dev_kind(pt->tp.dev), "pcap") &&
+			     !uxdp_pcap_done(pt->tp.dev);
+		pt->afxdp = !strcmp(uxdp_dev_kind(pt->tp.dev), "afxdp");
 		if (pt->afxdp)
 			pt->nxq = pt->nrxq < UXDP_AFXDP_MAX_QUEUES ?
 				  pt->nrxq : UXDP_AFXDP_MAX_QUEUES;
-		note(f, "port %s: device %s (%s), %u RX / %u TX queues",
-		     pt->str, uxdp_dev_name(pt->dev), uxdp_dev_kind(pt->dev),
-		     pt->nrxq, uxdp_dev_num_txq(pt->dev));
+		tool_note(&f->tool, "port %s: device %s (%s), %u RX / %u TX "
+			  "queues", pt->str, uxdp_dev_name(pt->tp.dev),
+			  uxdp_dev_kind(pt->tp.dev), pt->nrxq,
+			  uxdp_dev_num_txq(pt->tp.dev));
 	}
-	if (f->nports == 2 && f->ports[0].dev == f->ports[1].dev) {
-		warn_msg("ports '%s' and '%s' are the same device, %s",
-			 f->ports[0].spec, f->ports[1].spec,
-			 uxdp_dev_name(f->ports[0].dev));
+	if (f->nports == 2 && f->ports[0].tp.dev == f->ports[1].tp.dev) {
+		tmsg(PROG_NAME, "ports '%s' and '%s' are the same device, %s",
+		     f->ports[0].tp.spec, f->ports[1].tp.spec,
+		     uxdp_dev_name(f->ports[0].tp.dev));
 		/* Destroyed once, at teardown, with its peer. */
-		f->ports[1].dev = NULL;
+		f->ports[1].tp.dev = NULL;
 		f->ports[1].veth_peer = NULL;
 		return -1;
 	}
@@ -885,24 +778,22 @@ static int open_ports(struct fwd *f)
 
 		/* "veth:a,peer=b veth:b": b is both a's peer and a port. */
 		for (j = 0; j < f->nports; j++)
-			if (pt->veth_peer == f->ports[j].dev)
+			if (pt->veth_peer == f->ports[j].tp.dev)
 				pt->veth_peer = NULL;
 	}
-	return tports_names_read(PROG_NAME, f->ports[0].dev, &f->names);
+	return tports_names_read(PROG_NAME, f->ports[0].tp.dev, &f->names);
 }
 
 static int setup_progs(struct fwd *f)
 {
 	unsigned int i;
-	uint32_t q;
 
 	if (f->prog_id == PROG_FILE) {
 		f->user = uxdp_prog_load(f->prog_file, f->prog_name,
 					 f->o.prog_args);
 		if (!f->user) {
-			warn_msg("--prog %s:%s: %s", f->prog_file,
-				 f->prog_name, *uxdp_errmsg() ?
-				 uxdp_errmsg() : strerror(errno));
+			tmsg(PROG_NAME, "--prog %s:%s: %s", f->prog_file,
+			     f->prog_name, tports_why(errno));
 			return -1;
 		}
 	}
@@ -914,8 +805,9 @@ static int setup_progs(struct fwd *f)
 			pt->map = uxdp_map_create(1);
 			if (!pt->map ||
 			    uxdp_map_update(pt->map, 0,
-					    uxdp_dev_target(other->dev))) {
-				warn_msg("redirect map: %s", uxdp_errmsg());
+					    uxdp_dev_target(other->tp.dev))) {
+				tmsg(PROG_NAME, "redirect map: %s",
+				     uxdp_errmsg());
 				return -1;
 			}
 		}
@@ -923,31 +815,21 @@ static int setup_progs(struct fwd *f)
 		pt->priv.user = f->user;
 		/* The egress port's transmit calls: one per --bulk frames. */
 		if (f->o.bulk)
-			uxdp_dev_set_bulk(other->dev, f->o.bulk);
+			uxdp_dev_set_bulk(other->tp.dev, f->o.bulk);
 
 		if (f->prog_id == PROG_COUNT) {
-			/* calloc() would not keep the cache-line alignment. */
-			if (posix_memalign((void **)&pt->counts,
-					   UXDP_CACHE_LINE,
-					   pt->nrxq * sizeof(*pt->counts))) {
-				pt->counts = NULL;
-				warn_msg("out of memory");
-				return -1;
-			}
-			memset(pt->counts, 0, pt->nrxq * sizeof(*pt->counts));
 			/* Per queue: each counter has one writer. */
-			for (q = 0; q < pt->nrxq; q++)
-				if (tports_attach(PROG_NAME, pt->dev, q,
-						  "count", prog_count,
-						  &pt->counts[q]))
-					return -1;
+			if (tports_attach_each(PROG_NAME, pt->tp.dev, "count",
+					       prog_count, sizeof(*pt->counts),
+					       (void **)&pt->counts))
+				return -1;
 		} else if (f->prog_id == PROG_FILE) {
-			if (tports_attach(PROG_NAME, pt->dev,
+			if (tports_attach(PROG_NAME, pt->tp.dev,
 					  UXDP_ALL_QUEUES, f->prog_name,
 					  prog_file, &pt->priv))
 				return -1;
 		} else {
-			if (tports_attach(PROG_NAME, pt->dev,
+			if (tports_attach(PROG_NAME, pt->tp.dev,
 					  UXDP_ALL_QUEUES,
 					  builtin_progs[f->prog_id].name,
 					  builtin_progs[f->prog_id].fn,
@@ -971,25 +853,17 @@ static int setup_groups(struct fwd *f)
 	}
 	f->ngroups = f->o.threads;
 	if (f->ngroups > npairs) {
-		warn_msg("%u poll threads asked for, but the ports have %u RX "
-			 "queue%s: using %u", f->ngroups, npairs,
-			 npairs == 1 ? "" : "s", npairs);
+		tmsg(PROG_NAME, "%u poll threads asked for, but the ports have "
+		     "%u RX queue%s: using %u", f->ngroups, npairs,
+		     npairs == 1 ? "" : "s", npairs);
 		f->ngroups = npairs;
 	}
 	for (g = 0; g < f->ngroups; g++) {
-		UXDP_DECLARE_OPTS(uxdp_poll_group_opts, go,
-				  .budget = (int)f->o.budget);
+		int cpu = f->ncpus ? (int)f->cpus[g] : -1;
 
-		if (f->ncpus) {
-			go.flags = UXDP_THREAD_F_PIN;
-			go.cpu = f->cpus[g];
-		}
-		f->groups[g] = uxdp_poll_group_create(&go);
-		if (!f->groups[g]) {
-			warn_msg("poll group: %s", *uxdp_errmsg() ?
-				 uxdp_errmsg() : strerror(errno));
+		f->groups[g] = tports_group_new(PROG_NAME, f->o.budget, cpu);
+		if (!f->groups[g])
 			return -1;
-		}
 	}
 	/*
 	 * Queue-major, round-robin: with two ports and two threads, each
@@ -1003,17 +877,16 @@ static int setup_groups(struct fwd *f)
 
 			if (q >= pt->nrxq)
 				continue;
-			err = uxdp_poll_group_add(f->groups[g], pt->dev, q);
+			err = uxdp_poll_group_add(f->groups[g], pt->tp.dev, q);
 			if (err) {
-				warn_msg("poll %s queue %u: %s",
-					 uxdp_dev_name(pt->dev), q,
-					 *uxdp_errmsg() ? uxdp_errmsg() :
-					 strerror(-err));
+				tmsg(PROG_NAME, "poll %s queue %u: %s",
+				     uxdp_dev_name(pt->tp.dev), q,
+				     tports_why(err));
 				return -1;
 			}
-			note(f, "thread %u%s polls %s queue %u", g,
-			     f->ncpus ? " (pinned)" : "",
-			     uxdp_dev_name(pt->dev), q);
+			tool_note(&f->tool, "thread %u%s polls %s queue %u", g,
+				  f->ncpus ? " (pinned)" : "",
+				  uxdp_dev_name(pt->tp.dev), q);
 			g = (g + 1) % f->ngroups;
 		}
 	}
@@ -1021,31 +894,24 @@ static int setup_groups(struct fwd *f)
 	for (g = 0; g < f->ngroups; g++) {
 		err = uxdp_poll_group_start(f->groups[g]);
 		if (err) {
-			warn_msg("starting poll thread %u: %s", g,
-				 *uxdp_errmsg() ? uxdp_errmsg() :
-				 strerror(-err));
+			tmsg(PROG_NAME, "starting poll thread %u: %s", g,
+			     tports_why(err));
 			return -1;
 		}
 	}
 	return 0;
 }
 
-static int setup(struct fwd *f)
+static int setup(struct tool *t)
 {
+	struct fwd *f = fwd_of(t);
 	unsigned int i;
-	int err;
 
 	if (open_ports(f) || setup_progs(f))
 		return -1;
-	for (i = 0; i < f->nports; i++) {
-		err = uxdp_dev_up(f->ports[i].dev);
-		if (err) {
-			warn_msg("%s: up: %s", uxdp_dev_name(f->ports[i].dev),
-				 *uxdp_errmsg() ? uxdp_errmsg() :
-				 strerror(-err));
+	for (i = 0; i < f->nports; i++)
+		if (tports_up(PROG_NAME, f->ports[i].tp.dev))
 			return -1;
-		}
-	}
 	/* Said once every port is up: a failed start says only what
 	 * failed. */
 	for (i = 0; i < f->nports; i++)
@@ -1124,8 +990,7 @@ static void print_port_text(const struct fwd *f, const char *name,
 	char a[32], b[32], c[32], e[32];
 	unsigned int i, shown = 0;
 
-#define FMT(buf, v) (ns ? tstats_fmt_rate(buf, sizeof(buf), v, ns) : \
-		     tstats_fmt_count(buf, sizeof(buf), v))
+#define FMT(buf, v) tstats_fmt(buf, sizeof(buf), v, ns)
 	printf("%-10s %13s rx%-2s %13s fwd%-2s %13s tx%-2s %11s drop%-2s "
 	       "%5.1f batch\n", name, FMT(a, d->rx.packets), unit,
 	       FMT(b, rx_fwd(&d->rx)), unit, FMT(c, d->tx.packets), unit,
@@ -1140,23 +1005,9 @@ static void print_port_text(const struct fwd *f, const char *name,
 	}
 	if (shown)
 		putchar('\n');
-	if (!f->o.verbose)
-		return;
-	for (i = 0; i < TDEV_NRX; i++) {
-		uint64_t v = tdev_rx_field(d, i);
-
-		if (v)
-			printf("  rx.%-20s %15s%s\n", f->names.rx[i],
-			       FMT(a, v), unit);
-	}
-	for (i = 0; i < TDEV_NTX; i++) {
-		uint64_t v = tdev_tx_field(d, i);
-
-		if (v)
-			printf("  tx.%-20s %15s%s\n", f->names.tx[i],
-			       FMT(a, v), unit);
-	}
 #undef FMT
+	if (f->o.run.verbose)
+		tport_text_counters(stdout, &f->names, d, ns, NAME_COLS);
 }
 
 /*
@@ -1173,14 +1024,13 @@ static void print_kernel_text(const struct fwd *f, const struct kcounters *kc,
 	char v[32], item[80];
 
 	for (k = 0; k < KS_N; k++) {
+		uint64_t val = kstat_value(kc, k);
 		int n;
 
-		if (ns && (!kc->v[k] || (!kstats[k].loss && !f->o.verbose)))
+		if (ns && (!val || (!kstat_loss(k) && !f->o.run.verbose)))
 			continue;
-		n = snprintf(item, sizeof(item), " %s %s%s", kstats[k].name,
-			     ns ? tstats_fmt_rate(v, sizeof(v), kc->v[k], ns) :
-			     tstats_fmt_count(v, sizeof(v), kc->v[k]),
-			     ns ? "/s" : "");
+		n = snprintf(item, sizeof(item), " %s %s%s", kstat_name(k),
+			     tstats_fmt(v, sizeof(v), val, ns), ns ? "/s" : "");
 		if (n < 0)
 			continue;
 		if (shown && col + (unsigned int)n + 1 > 79) {
@@ -1202,13 +1052,9 @@ static void print_kernel_text(const struct fwd *f, const struct kcounters *kc,
 /* "kernel":{"rx_dropped":N,...} */
 static void print_kernel_json(const struct kcounters *kc)
 {
-	unsigned int k;
-
 	printf("\"kernel\":{");
-	for (k = 0; k < KS_N; k++)
-		printf("%s\"%s\":%llu", k ? "," : "", kstats[k].name,
-		       (unsigned long long)kc->v[k]);
-	printf("}");
+	txsk_json(stdout, "", &kc->x);
+	printf(",\"no_socket\":%llu}", (unsigned long long)kc->no_socket);
 }
 
 /* The totals' "afxdp" member: what the driver obtained once up, the
@@ -1216,7 +1062,6 @@ static void print_kernel_json(const struct kcounters *kc)
 static void print_afxdp_json(const struct port *pt)
 {
 	const struct uxdp_afxdp_info *in = &pt->xinfo;
-	unsigned int k;
 	uint32_t q;
 
 	printf(",\"afxdp\":{");
@@ -1249,93 +1094,48 @@ static void print_afxdp_json(const struct port *pt)
 		print_kernel_json(&pt->ktotal);
 		printf(",\"per_queue\":[");
 		for (q = 0; q < pt->nxq; q++) {
+			struct uxdp_xsk_stats x;
+
+			txsk_from_afxdp(&pt->xq[q], &x);
 			printf("%s{\"queue\":%u", q ? "," : "",
 			       pt->xq[q].queue);
-			for (k = 0; k < KS_N; k++)
-				printf(",\"%s\":%llu", kstats[k].name,
-				       (unsigned long long)
-				       kstat_value(&pt->xq[q], k));
-			printf("}");
+			txsk_json(stdout, ",", &x);
+			printf(",\"no_socket\":%llu}",
+			       (unsigned long long)pt->xq[q].no_socket);
 		}
 		printf("]");
 	}
 	printf("}");
 }
 
-/* "rx":{"packets":1,...},"tx":{...}: every counter, by the library's
- * names. */
-static void print_counters_json(const struct fwd *f,
-				const struct tdev_counters *d)
-{
-	unsigned int i;
-
-	printf("\"rx\":{");
-	for (i = 0; i < TDEV_NRX; i++) {
-		printf("%s", i ? "," : "");
-		tjson_str(stdout, f->names.rx[i]);
-		printf(":%llu", (unsigned long long)tdev_rx_field(d, i));
-	}
-	printf("},\"tx\":{");
-	for (i = 0; i < TDEV_NTX; i++) {
-		printf("%s", i ? "," : "");
-		tjson_str(stdout, f->names.tx[i]);
-		printf(":%llu", (unsigned long long)tdev_tx_field(d, i));
-	}
-	printf("}");
-}
-
 static void print_port_json_head(const struct port *pt)
 {
-	printf("{\"name\":");
-	tjson_str(stdout, uxdp_dev_name(pt->dev));
-	printf(",\"kind\":");
-	tjson_str(stdout, uxdp_dev_kind(pt->dev));
-	printf(",\"port\":");
-	tjson_str(stdout, pt->str);
+	printf("{");
+	tport_json_id(stdout, &pt->tp);
 }
 
-/* A line of output went out, or the run stops. */
-static void check_output(struct fwd *f)
+static void print_interval(struct tool *t, uint64_t ns)
 {
-	int err = tstats_flush(stdout);
-
-	if (err && !f->out_err) {
-		f->out_err = err;
-		f->stop = STOP_OUTPUT;
-	}
-}
-
-static void print_interval(struct fwd *f, uint64_t now)
-{
-	uint64_t ns = now - f->t_last;
+	struct fwd *f = fwd_of(t);
 	unsigned int i, shown = 0;
 
-	f->seq++;
-	if (f->o.json)
-		printf("{\"type\":\"interval\",\"seq\":%llu,\"time_s\":%.3f,"
-		       "\"interval_s\":%.6f,\"ports\":[",
-		       (unsigned long long)f->seq,
-		       (double)(now - f->t_start) / 1e9, (double)ns / 1e9);
+	if (f->o.run.json)
+		printf("\"ports\":[");
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
-		struct tdev_counters now_c, d;
-
+		struct tdev_counters d;
 		struct kcounters now_k, dk;
 		bool k_ok = false;
-		unsigned int k;
 
-		if (tdev_counters_read(pt->dev, &now_c))
+		if (tport_delta(&pt->tp, &d))
 			continue;	/* bad queue: cannot happen here */
-		tdev_counters_sub(&now_c, &pt->last, &d);
-		pt->last = now_c;
 		if (pt->afxdp && !afxdp_counters_read(pt, &now_k, NULL)) {
-			for (k = 0; k < KS_N; k++)
-				dk.v[k] = now_k.v[k] - pt->klast.v[k];
+			tstats_words_sub(&dk, &now_k, &pt->klast, KS_N);
 			pt->klast = now_k;
 			k_ok = true;
 		}
-		if (!f->o.json) {
-			print_port_text(f, uxdp_dev_name(pt->dev), &d, ns);
+		if (!f->o.run.json) {
+			print_port_text(f, uxdp_dev_name(pt->tp.dev), &d, ns);
 			if (k_ok)
 				print_kernel_text(f, &dk, ns);
 			continue;
@@ -1348,7 +1148,7 @@ static void print_interval(struct fwd *f, uint64_t now)
 		       tstats_rate(rx_fwd(&d.rx), ns),
 		       tstats_rate(d.tx.packets, ns),
 		       tstats_rate(rx_lost(&d.rx), ns), rx_batch(&d.rx));
-		print_counters_json(f, &d);
+		tport_json_counters(stdout, &f->names, &d);
 		if (k_ok) {
 			printf(",\"afxdp\":{");
 			print_kernel_json(&dk);
@@ -1356,10 +1156,8 @@ static void print_interval(struct fwd *f, uint64_t now)
 		}
 		printf("}");
 	}
-	if (f->o.json)
+	if (f->o.run.json)
 		printf("]}\n");
-	f->t_last = now;
-	check_output(f);
 }
 
 /*
@@ -1376,85 +1174,53 @@ static int pcap_errors(const struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		const struct port *pt = &f->ports[i];
 
-		if (!pt->dev || strcmp(uxdp_dev_kind(pt->dev), "pcap") ||
-		    uxdp_pcap_stats(pt->dev, &st))
+		if (!pt->tp.dev || strcmp(uxdp_dev_kind(pt->tp.dev), "pcap") ||
+		    uxdp_pcap_stats(pt->tp.dev, &st))
 			continue;
 		if (st.replay_error[0]) {
-			warn_msg("port '%s': replay stopped after %llu records: "
-				 "%s", pt->spec,
-				 (unsigned long long)st.records,
-				 st.replay_error);
+			tmsg(PROG_NAME, "port '%s': replay stopped after %llu "
+			     "records: %s", pt->tp.spec,
+			     (unsigned long long)st.records, st.replay_error);
 			bad = 1;
 		}
 		if (st.capture_error[0]) {
-			warn_msg("port '%s': capture: %s (%llu frames not "
-				 "written)", pt->spec, st.capture_error,
-				 (unsigned long long)st.capture_errors);
+			tmsg(PROG_NAME, "port '%s': capture: %s (%llu frames "
+			     "not written)", pt->tp.spec, st.capture_error,
+			     (unsigned long long)st.capture_errors);
 			bad = 1;
 		}
 	}
 	return bad;
 }
 
-static const char *stop_name(const struct fwd *f)
+static void print_header(struct tool *t)
 {
-	switch (f->stop) {
-	case STOP_SIGNAL:
-		return f->stop_sig == SIGINT ? "SIGINT" :
-		       f->stop_sig == SIGTERM ? "SIGTERM" : "SIGHUP";
-	case STOP_DURATION:
-		return "duration";
-	case STOP_COUNT:
-		return "count";
-	case STOP_OUTPUT:
-		return "output error";
-	case STOP_REPLAY:
-		return "end of replay";
-	case STOP_LINK:
-		return "interface gone";
-	case STOP_NONE:
-		break;
-	}
-	return "setup";
-}
-
-static void print_header(const struct fwd *f)
-{
+	const struct fwd *f = fwd_of(t);
 	const char *prog = f->prog_id == PROG_FILE ? f->o.prog :
 			   builtin_progs[f->prog_id].name;
-	char n[32];
 
-	if (f->o.json || f->o.quiet)
-		return;
 	if (f->nports == 1)
 		printf(PROG_NAME ": reflecting on %s with %s",
-		       uxdp_dev_name(f->ports[0].dev), prog);
+		       uxdp_dev_name(f->ports[0].tp.dev), prog);
 	else
 		printf(PROG_NAME ": forwarding %s <-> %s with %s",
-		       uxdp_dev_name(f->ports[0].dev),
-		       uxdp_dev_name(f->ports[1].dev), prog);
+		       uxdp_dev_name(f->ports[0].tp.dev),
+		       uxdp_dev_name(f->ports[1].tp.dev), prog);
 	printf(", %u poll thread%s", f->nthreads, f->nthreads == 1 ? "" : "s");
-	if (f->o.count)
-		printf(", until %s packets",
-		       tstats_fmt_count(n, sizeof(n), f->o.count));
-	if (f->o.duration)
-		printf(", for %llu.%03llu s",
-		       (unsigned long long)f->o.duration / 1000,
-		       (unsigned long long)f->o.duration % 1000);
-	printf("; Ctrl-C stops\n");
 }
 
 /* The totals, read after the poll threads stopped and the ports went
  * down: final, and they add up. */
-static void print_totals(struct fwd *f, uint64_t ns)
+static void print_totals(struct tool *t, uint64_t ns)
 {
+	struct fwd *f = fwd_of(t);
 	uint64_t received = 0, forwarded = 0, lost = 0, passed = 0, kdrop = 0;
 	char a[32], b[32], c[32], r[32];
 	unsigned int i, j;
 
 	for (i = 0; i < f->nports; i++) {
 		const struct port *pt = &f->ports[i];
-		const struct uxdp_rxq_stats *rx = &pt->total.rx;
+		const struct uxdp_rxq_stats *rx = &pt->tp.total.rx;
 
 		received += rx->packets;
 		forwarded += rx_fwd(rx);
@@ -1463,18 +1229,16 @@ static void print_totals(struct fwd *f, uint64_t ns)
 		/* What the kernel dropped before uxdp could receive it: no
 		 * fill buffer (rx_dropped) or a full RX ring. */
 		if (pt->ktotal_ok)
-			kdrop += pt->ktotal.v[KS_RX_DROPPED] +
-				 pt->ktotal.v[KS_RX_RING_FULL];
+			kdrop += pt->ktotal.x.rx_dropped +
+				 pt->ktotal.x.rx_ring_full;
 	}
 	lost += kdrop;
-	if (!f->o.json) {
-		printf("totals after %.3f s (stopped by %s):\n",
-		       (double)ns / 1e9, stop_name(f));
+	if (!f->o.run.json) {
 		for (i = 0; i < f->nports; i++) {
 			struct port *pt = &f->ports[i];
 
-			print_port_text(f, uxdp_dev_name(pt->dev), &pt->total,
-					0);
+			print_port_text(f, uxdp_dev_name(pt->tp.dev),
+					&pt->tp.total, 0);
 			if (pt->ktotal_ok)
 				print_kernel_text(f, &pt->ktotal, 0);
 			if (pt->counts) {
@@ -1488,18 +1252,8 @@ static void print_totals(struct fwd *f, uint64_t ns)
 				       tstats_fmt_count(a, sizeof(a), p),
 				       tstats_fmt_count(b, sizeof(b), bytes));
 			}
-			for (j = 0; f->o.verbose && j < pt->pool.n; j++)
-				if (pt->pool.s[j].value)
-					printf("  pool.%-18s %15s\n",
-					       pt->pool.s[j].name,
-					       tstats_fmt_count(a, sizeof(a),
-						pt->pool.s[j].value));
-			if (f->o.verbose && !pt->audit_err &&
-			    pt->audit.pools)
-				printf("  audit: %u chunks, %u in flight, %u "
-				       "misplaced\n", pt->audit.chunks,
-				       pt->audit.in_flight,
-				       pt->audit.misplaced);
+			if (f->o.run.verbose)
+				tport_text_pool(stdout, &pt->tp, NAME_COLS);
 		}
 		printf("received %s, forwarded %s (%s pps), dropped %s",
 		       tstats_fmt_count(a, sizeof(a), received),
@@ -1515,12 +1269,8 @@ static void print_totals(struct fwd *f, uint64_t ns)
 			if (f->ports[i].xdump)
 				fwrite(f->ports[i].xdump, 1,
 				       f->ports[i].xdump_len, stdout);
-		check_output(f);
 		return;
 	}
-	printf("{\"type\":\"totals\",\"elapsed_s\":%.6f,\"stop\":",
-	       (double)ns / 1e9);
-	tjson_str(stdout, stop_name(f));
 	printf(",\"prog\":");
 	tjson_str(stdout, f->prog_id == PROG_FILE ? f->o.prog :
 		  builtin_progs[f->prog_id].name);
@@ -1536,16 +1286,9 @@ static void print_totals(struct fwd *f, uint64_t ns)
 
 		printf("%s", i ? "," : "");
 		print_port_json_head(pt);
-		printf(",\"rx_batch\":%.2f,", rx_batch(&pt->total.rx));
-		print_counters_json(f, &pt->total);
-		printf(",\"pool\":{");
-		for (j = 0; j < pt->pool.n; j++) {
-			printf("%s", j ? "," : "");
-			tjson_str(stdout, pt->pool.s[j].name);
-			printf(":%llu",
-			       (unsigned long long)pt->pool.s[j].value);
-		}
-		printf("}");
+		printf(",\"rx_batch\":%.2f,", rx_batch(&pt->tp.total.rx));
+		tport_json_counters(stdout, &f->names, &pt->tp.total);
+		tport_json_pool(stdout, &pt->tp);
 		if (pt->counts) {
 			uint64_t p = 0, bytes = 0;
 
@@ -1557,11 +1300,7 @@ static void print_totals(struct fwd *f, uint64_t ns)
 			       (unsigned long long)p,
 			       (unsigned long long)bytes);
 		}
-		if (!pt->audit_err)
-			printf(",\"audit\":{\"pools\":%u,\"chunks\":%u,"
-			       "\"in_flight\":%u,\"misplaced\":%u}",
-			       pt->audit.pools, pt->audit.chunks,
-			       pt->audit.in_flight, pt->audit.misplaced);
+		tport_json_audit(stdout, &pt->tp);
 		if (pt->afxdp)
 			print_afxdp_json(pt);
 		printf("}");
@@ -1572,18 +1311,19 @@ static void print_totals(struct fwd *f, uint64_t ns)
 		if (f->ports[i].xdump)
 			fwrite(f->ports[i].xdump, 1, f->ports[i].xdump_len,
 			       stderr);
-	check_output(f);
 }
 
 /* ---- the run loop -------------------------------------------------------- */
 
-static uint64_t rx_total(const struct fwd *f)
+/* What --count counts: packets received. */
+static uint64_t rx_total(struct tool *t)
 {
+	const struct fwd *f = fwd_of(t);
 	uint64_t n = 0;
 	unsigned int i;
 
 	for (i = 0; i < f->nports; i++)
-		n += tdev_rx_packets(f->ports[i].dev);
+		n += tdev_rx_packets(f->ports[i].tp.dev);
 	return n;
 }
 
@@ -1595,7 +1335,7 @@ static bool replays_done(const struct fwd *f)
 	for (i = 0; i < f->nports; i++) {
 		if (!f->ports[i].replay)
 			continue;
-		if (!uxdp_pcap_done(f->ports[i].dev))
+		if (!uxdp_pcap_done(f->ports[i].tp.dev))
 			return false;
 		n++;
 	}
@@ -1608,17 +1348,17 @@ static bool replays_done(const struct fwd *f)
  * when it does not (it is tried again at the next check). */
 static void port_relink(struct port *pt, const char *why)
 {
-	const char *name = uxdp_dev_name(pt->dev);
+	const char *name = uxdp_dev_name(pt->tp.dev);
 
-	if (uxdp_dev_up(pt->dev)) {
+	if (uxdp_dev_up(pt->tp.dev)) {
 		if (!pt->up_failed)
-			warn_msg("%s: %s, but it cannot be bound: %s; trying "
-				 "again at every link change", name, why,
-				 uxdp_errmsg());
+			tmsg(PROG_NAME, "%s: %s, but it cannot be bound: %s; "
+			     "trying again at every link change", name, why,
+			     uxdp_errmsg());
 		pt->up_failed = true;
 		return;
 	}
-	warn_msg("%s: %s: bound again, forwarding", name, why);
+	tmsg(PROG_NAME, "%s: %s: bound again, forwarding", name, why);
 	pt->link_down = false;
 	pt->up_failed = false;
 }
@@ -1636,28 +1376,30 @@ static void check_links(struct fwd *f)
 {
 	unsigned int i;
 
-	for (i = 0; i < f->nports && f->stop == STOP_NONE; i++) {
+	for (i = 0; i < f->nports && !f->tool.stop; i++) {
 		struct port *pt = &f->ports[i];
-		const char *name = uxdp_dev_name(pt->dev);
+		const char *name = uxdp_dev_name(pt->tp.dev);
 		struct uxdp_link_info li, was = pt->link;
 
-		if (uxdp_dev_link(pt->dev, &li))
+		if (uxdp_dev_link(pt->tp.dev, &li))
 			continue;	/* cannot tell now: ask again later */
 		pt->link = li;
 		if (li.state == UXDP_LINK_GONE && !li.new_ifindex) {
 			if (was.state == UXDP_LINK_GONE && !was.new_ifindex)
 				continue;
 			if (!f->o.wait_link) {
-				warn_msg("%s: the interface is gone (deleted): "
-					 "stopping (--wait-link waits for it)",
-					 name);
-				f->stop = STOP_LINK;
+				tmsg(PROG_NAME, "%s: the interface is gone "
+				     "(deleted): stopping (--wait-link waits "
+				     "for it)", name);
+				f->tool.stop = "interface gone";
+				f->link_gone = true;
 				return;
 			}
-			warn_msg("%s: the interface is gone (deleted): waiting "
-				 "for one of that name (--wait-link)", name);
+			tmsg(PROG_NAME, "%s: the interface is gone (deleted): "
+			     "waiting for one of that name (--wait-link)",
+			     name);
 			if (!pt->link_down)
-				uxdp_dev_down(pt->dev);
+				uxdp_dev_down(pt->tp.dev);
 			pt->link_down = true;
 			continue;
 		}
@@ -1665,9 +1407,9 @@ static void check_links(struct fwd *f)
 			/* Made again: down (if it was not) and up binds the
 			 * device to the new interface. */
 			if (!pt->link_down) {
-				warn_msg("%s: the interface was deleted and "
-					 "made again", name);
-				uxdp_dev_down(pt->dev);
+				tmsg(PROG_NAME, "%s: the interface was deleted "
+				     "and made again", name);
+				uxdp_dev_down(pt->tp.dev);
 				pt->link_down = true;
 			}
 			port_relink(pt, "the interface is back");
@@ -1675,10 +1417,10 @@ static void check_links(struct fwd *f)
 		}
 		if (li.state == UXDP_LINK_DOWN) {
 			if (!pt->link_down) {
-				warn_msg("%s: link down: frames for it are "
-					 "dropped (counted as down) until it is "
-					 "back", name);
-				uxdp_dev_down(pt->dev);
+				tmsg(PROG_NAME, "%s: link down: frames for it "
+				     "are dropped (counted as down) until it "
+				     "is back", name);
+				uxdp_dev_down(pt->tp.dev);
 				pt->link_down = true;
 			}
 			continue;
@@ -1687,9 +1429,9 @@ static void check_links(struct fwd *f)
 		if (pt->link_down) {
 			port_relink(pt, "link up");
 		} else if (was.mtu && li.mtu != was.mtu) {
-			warn_msg("%s: MTU %u -> %u: binding again", name,
-				 was.mtu, li.mtu);
-			uxdp_dev_down(pt->dev);
+			tmsg(PROG_NAME, "%s: MTU %u -> %u: binding again", name,
+			     was.mtu, li.mtu);
+			uxdp_dev_down(pt->tp.dev);
 			pt->link_down = true;
 			port_relink(pt, "MTU changed");
 		}
@@ -1697,79 +1439,67 @@ static void check_links(struct fwd *f)
 }
 
 /*
- * Wait for the next thing to do: a signal, the stats tick, the end of
- * --duration, the end of every replay, or (with --count) the next count
- * check. The poll threads do the work; this thread only reads their
- * counters.
+ * The run loop's (tools/lib/tool.c) first samples: the counters the first
+ * interval is taken from, the ports' links. The checks: --count and the
+ * end of every replay every 10 ms, the links at every link event and
+ * every LINK_CHECK_MS in any case.
  */
-static void run(struct fwd *f)
+static void run_start(struct tool *t)
 {
-	uint64_t now, replay_end = 0, link_next;
-	struct tool_wait w;
-	bool replay = false;
+	struct fwd *f = fwd_of(t);
 	unsigned int i;
 
-	for (i = 0; i < f->nports; i++)
-		replay |= f->ports[i].replay;
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 
-		tdev_counters_read(pt->dev, &pt->last);
+		f->replay |= pt->replay;
+		tdev_counters_read(pt->tp.dev, &pt->tp.last);
 		if (pt->afxdp)
 			afxdp_counters_read(pt, &pt->klast, NULL);
-		if (uxdp_dev_link(pt->dev, &pt->link))
+		if (uxdp_dev_link(pt->tp.dev, &pt->link))
 			pt->link.state = UXDP_LINK_UP;
 	}
 	f->linkfd = tool_link_open();
 	if (f->linkfd < 0)
-		note(f, "no link events (netlink: %s): links are asked every "
-		     "%d ms", strerror(-f->linkfd), LINK_CHECK_MS);
-	f->t_start = f->t_last = tstats_now_ns();
-	tool_wait_init(&w, f->sigfd, f->o.interval, f->o.duration, f->t_start);
-	w.evfd = f->linkfd;
-	link_next = f->t_start + LINK_CHECK_MS * 1000000ULL;
-	while (f->stop == STOP_NONE) {
-		uint64_t check = f->o.count || replay ?
-				 COUNT_CHECK_MS * 1000000ULL :
-				 LINK_CHECK_MS * 1000000ULL;
-		unsigned int ev;
-		int sig = 0;
+		tool_note(&f->tool, "no link events (netlink: %s): links are "
+			  "asked every %d ms", strerror(-f->linkfd),
+			  LINK_CHECK_MS);
+	t->wait.evfd = f->linkfd;
+	f->link_next = t->t_start + LINK_CHECK_MS * 1000000ULL;
+	t->check_ns = f->o.run.count || f->replay ?
+		      COUNT_CHECK_MS * 1000000ULL : LINK_CHECK_MS * 1000000ULL;
+}
 
-		ev = tool_wait(&w, check, &sig);
-		if (ev & TOOL_WAIT_SIGNAL) {
-			f->stop = STOP_SIGNAL;
-			f->stop_sig = sig;
-			break;
-		}
-		now = w.now;
-		if ((ev & TOOL_WAIT_FD) || now >= link_next) {
-			if (ev & TOOL_WAIT_FD)
-				tool_link_drain(f->linkfd);
-			link_next = now + LINK_CHECK_MS * 1000000ULL;
-			check_links(f);
-			if (f->stop != STOP_NONE)
-				break;
-		}
-		/* The last interval is printed before a stop at the same
-		 * moment (--duration 2 -i 1: two lines, then totals). */
-		if ((ev & TOOL_WAIT_TICK) && !f->o.quiet)
-			print_interval(f, now);
-		if (f->stop != STOP_NONE)
-			break;
-		if (f->o.count && rx_total(f) >= f->o.count)
-			f->stop = STOP_COUNT;
-		else if (ev & TOOL_WAIT_END)
-			f->stop = STOP_DURATION;
-		else if (replay && replays_done(f)) {
-			/* Done means the last packets were handed to their
-			 * devices; give the far side a moment to pass them
-			 * on (a veth peer's poll, a kernel ring). */
-			if (!replay_end)
-				replay_end = now + REPLAY_DRAIN_MS * 1000000ULL;
-			else if (now >= replay_end)
-				f->stop = STOP_REPLAY;
-		}
+static void run_event(struct tool *t, unsigned int ev)
+{
+	struct fwd *f = fwd_of(t);
+	uint64_t now = t->wait.now;
+
+	if ((ev & TOOL_WAIT_FD) || now >= f->link_next) {
+		if (ev & TOOL_WAIT_FD)
+			tool_link_drain(f->linkfd);
+		f->link_next = now + LINK_CHECK_MS * 1000000ULL;
+		check_links(f);
 	}
+}
+
+static const char *run_check(struct tool *t, unsigned int ev)
+{
+	struct fwd *f = fwd_of(t);
+	uint64_t now = t->wait.now;
+
+	if (ev & TOOL_WAIT_END)
+		return TOOL_STOP_DURATION;
+	if (f->replay && replays_done(f)) {
+		/* Done means the last packets were handed to their
+		 * devices; give the far side a moment to pass them on (a
+		 * veth peer's poll, a kernel ring). */
+		if (!f->replay_end)
+			f->replay_end = now + REPLAY_DRAIN_MS * 1000000ULL;
+		else if (now >= f->replay_end)
+			return "end of replay";
+	}
+	return NULL;
 }
 
 /* ---- teardown ------------------------------------------------------------ */
@@ -1791,73 +1521,58 @@ static void stop_groups(struct fwd *f)
 	f->ngroups = 0;
 }
 
-/* The pool counters by name (rx and tx are in pt->total already). */
-static void pool_counters_read(struct port *pt)
+static void collect_totals(struct tool *t)
 {
-	struct tstat_set all;
-	uint32_t i;
-
-	pt->pool.n = 0;
-	if (tstat_set_read(pt->dev, &all))
-		return;
-	for (i = 0; i < all.n; i++)
-		if (!strcmp(all.s[i].scope, "pool"))
-			pt->pool.s[pt->pool.n++] = all.s[i];
-}
-
-static void collect_totals(struct fwd *f)
-{
-	unsigned int i;
-
-	for (i = 0; i < f->nports; i++) {
-		struct port *pt = &f->ports[i];
-
-		if (pt->dev && pt->afxdp && f->o.verbose)
-			afxdp_dump(pt);
-		if (pt->dev)
-			uxdp_dev_down(pt->dev);
-	}
-	for (i = 0; i < f->nports; i++) {
-		struct port *pt = &f->ports[i];
-		uint64_t sum;
-		int n;
-
-		tdev_counters_read(pt->dev, &pt->total);
-		/* Down: the sockets are closed, their counts final. */
-		pt->ktotal_ok = pt->afxdp &&
-				!afxdp_counters_read(pt, &pt->ktotal, pt->xq);
-		pool_counters_read(pt);
-		n = uxdp_dev_audit(pt->dev, &pt->audit);
-		pt->audit_err = n < 0;
-		if (n < 0)
-			warn_msg("%s: audit: %s", uxdp_dev_name(pt->dev),
-				 uxdp_errmsg());
-		else if (pt->audit.misplaced)
-			warn_msg("WARNING: %s: %u of %u buffers misplaced "
-				 "(in no place or in two): a libuxdp bug, "
-				 "please report it", uxdp_dev_name(pt->dev),
-				 pt->audit.misplaced, pt->audit.chunks);
-		/* Every received frame ends in exactly one outcome. */
-		sum = pt->total.rx.pass + rx_fwd(&pt->total.rx) +
-		      rx_lost(&pt->total.rx);
-		if (sum != pt->total.rx.packets)
-			warn_msg("WARNING: %s: %llu packets received but %llu "
-				 "outcomes counted: a libuxdp bug",
-				 uxdp_dev_name(pt->dev),
-				 (unsigned long long)pt->total.rx.packets,
-				 (unsigned long long)sum);
-	}
-}
-
-static void teardown(struct fwd *f)
-{
+	struct fwd *f = fwd_of(t);
 	unsigned int i;
 
 	stop_groups(f);
 	for (i = 0; i < f->nports; i++) {
-		uxdp_dev_destroy(f->ports[i].dev);
+		struct port *pt = &f->ports[i];
+
+		if (pt->tp.dev && pt->afxdp && f->o.run.verbose)
+			afxdp_dump(pt);
+		if (pt->tp.dev)
+			uxdp_dev_down(pt->tp.dev);
+	}
+	for (i = 0; i < f->nports; i++) {
+		struct port *pt = &f->ports[i];
+		uint64_t sum;
+
+		tport_final(PROG_NAME, &pt->tp);
+		/* Down: the sockets are closed, their counts final. */
+		pt->ktotal_ok = pt->afxdp &&
+				!afxdp_counters_read(pt, &pt->ktotal, pt->xq);
+		/* Every received frame ends in exactly one outcome. */
+		sum = pt->tp.total.rx.pass + rx_fwd(&pt->tp.total.rx) +
+		      rx_lost(&pt->tp.total.rx);
+		if (sum != pt->tp.total.rx.packets)
+			tmsg(PROG_NAME, "WARNING: %s: %llu packets received "
+			     "but %llu outcomes counted: a libuxdp bug",
+			     uxdp_dev_name(pt->tp.dev),
+			     (unsigned long long)pt->tp.total.rx.packets,
+			     (unsigned long long)sum);
+	}
+}
+
+/* Said after the totals: the pcap files' errors, a port gone. */
+static int run_status(struct tool *t)
+{
+	struct fwd *f = fwd_of(t);
+
+	return pcap_errors(f) || f->link_gone;
+}
+
+static void teardown(struct tool *t)
+{
+	struct fwd *f = fwd_of(t);
+	unsigned int i;
+
+	stop_groups(f);
+	for (i = 0; i < f->nports; i++) {
+		uxdp_dev_destroy(f->ports[i].tp.dev);
 		uxdp_dev_destroy(f->ports[i].veth_peer);
-		f->ports[i].dev = NULL;
+		f->ports[i].tp.dev = NULL;
 	}
 	for (i = 0; i < f->nports; i++) {
 		uxdp_map_destroy(f->ports[i].map);
@@ -1866,44 +1581,31 @@ static void teardown(struct fwd *f)
 	}
 	if (f->user)
 		uxdp_prog_put(f->user);
-	if (f->sigfd >= 0)
-		close(f->sigfd);
 	if (f->linkfd >= 0)
 		close(f->linkfd);
 }
 
+static const struct tool_ops fwd_ops = {
+	.parse = parse_args,
+	.setup = setup,
+	.header = print_header,
+	.start = run_start,
+	.event = run_event,
+	.interval = print_interval,
+	.count = rx_total,
+	.check = run_check,
+	.collect = collect_totals,
+	.totals = print_totals,
+	.status = run_status,
+	.teardown = teardown,
+};
+
 int main(int argc, char **argv)
 {
-	static struct fwd f = { .sigfd = -1, .linkfd = -1 };
-	uint64_t ns;
-	int err, ret = 0;
+	static struct fwd f = {
+		.tool = TOOL_INIT(PROG_NAME, &f.o.run),
+		.linkfd = -1,
+	};
 
-	parse_args(&f, argc, argv);
-	err = setup_signals(&f);
-	if (err) {
-		warn_msg("signals: %s", strerror(-err));
-		return 1;
-	}
-	if (setup(&f)) {
-		teardown(&f);
-		return 1;
-	}
-	print_header(&f);
-	check_output(&f);
-	run(&f);
-	ns = tstats_now_ns() - f.t_start;
-	stop_groups(&f);
-	collect_totals(&f);
-	if (!f.out_err)
-		print_totals(&f, ns);
-	if (pcap_errors(&f) || f.stop == STOP_LINK)
-		ret = 1;
-	teardown(&f);
-	if (!f.out_err && fclose(stdout))
-		f.out_err = errno ? errno : EIO;
-	if (f.out_err) {
-		warn_msg("writing output: %s", strerror(f.out_err));
-		ret = 1;
-	}
-	return ret;
+	return tool_main(&f.tool, &fwd_ops, argc, argv);
 }

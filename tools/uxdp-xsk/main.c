@@ -19,14 +19,14 @@
  * makes no traffic of its own (a veth) has some, on every queue.
  *
  * The file reads top to bottom: options, programs, state, parsing, setup,
- * the run loop with its output, teardown.
+ * the run loop's steps with their output, teardown; main() itself, its run
+ * loop and what every tool reports of a port are tools/lib's (tool.c,
+ * report.c), shared with uxdp-fwd.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +40,11 @@
 
 #include "params.h"
 #include "ports.h"
-#include "signals.h"
+#include "report.h"
 #include "stats.h"
+#include "tool.h"
 #include "xsk_app.h"
+#include "xskstats.h"
 
 #define PROG_NAME	"uxdp-xsk"
 /* Sockets: each has an application and a poll thread, and a feed's;
@@ -56,6 +58,8 @@
 /* Devices a port may make along (a veth port: its peer) are found among
  * the ifindexes below this. */
 #define DEV_SCAN_MAX	1024
+/* The -v lines' name column: "  rx.packets      1,000". */
+#define NAME_COLS	28
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -78,10 +82,7 @@ struct xsk_opts {
 	uint32_t budget;
 	const char *peer;
 	const char *feed;
-	uint64_t duration;	/* ms; 0: until a signal */
-	uint64_t count;		/* packets; 0: no limit */
-	uint64_t interval;	/* ms between stats lines */
-	bool json, quiet, extra;
+	struct tool_opts run;	/* count: packets received (txonly sent) */
 };
 
 #define OPT(name, key, type, field, mv, lo, hi, help) \
@@ -156,29 +157,20 @@ static const struct tparam opt_defs[] = {
 	    "socket (each on a thread of its own, so a peer that picks the "
 	    "queue by thread, as veth does, spreads them): traffic for a "
 	    "port that makes none (default none)"),
-	OPT("duration", 'd', TPARAM_MSEC, duration, "SECONDS", 0,
-	    365ULL * 86400 * 1000,
-	    "stop after this long, exit status 0 (default 0: run until "
-	    "SIGINT or SIGTERM)"),
-	OPT("count", 'c', TPARAM_U64, count, "N", 0, UINT64_MAX,
+	TOOL_OPT_DURATION(struct xsk_opts, run),
+	OPT("count", 'c', TPARAM_U64, run.count, "N", 0, UINT64_MAX,
 	    "stop once the sockets have received N packets in all (txonly: "
 	    "sent); checked every 10 ms, so the totals may show a few more "
 	    "(default 0: no limit)"),
-	OPT("interval", 'i', TPARAM_MSEC, interval, "SECONDS", 100,
-	    3600 * 1000, "seconds between two stats lines (default 1)"),
-	OPT("json", 'j', TPARAM_FLAG, json, NULL, 0, 0,
-	    "JSON lines on stdout: one object per interval, then one with "
-	    "the totals (default: text)"),
-	OPT("extra-stats", 'v', TPARAM_FLAG, extra, NULL, 0, 0,
+	TOOL_OPT_INTERVAL(struct xsk_opts, run),
+	TOOL_OPT_JSON(struct xsk_opts, run),
+	OPT("extra-stats", 'v', TPARAM_FLAG, run.verbose, NULL, 0, 0,
 	    "every socket statistic (uxdp_xsk_stats) and the application's "
 	    "own counters, the devices' non-zero counters, and at the end "
 	    "the audit of every UMEM chunk; the set-up on stderr"),
-	OPT("quiet", 'q', TPARAM_FLAG, quiet, NULL, 0, 0,
-	    "no header and no per-interval output, only the totals"),
+	TOOL_OPT_QUIET(struct xsk_opts, run),
 	TPARAM_HELP_ROW,
 };
-
-#define NOPTS	(sizeof(opt_defs) / sizeof(opt_defs[0]))
 
 static void more_help(FILE *f);
 
@@ -189,8 +181,7 @@ static struct tparams params = {
 		 "port string) and run xdpsock's rxdrop, txonly or l2fwd on "
 		 "it: live rx/s and tx/s per socket every interval, totals at "
 		 "the end.",
-	.defs = opt_defs,
-	.ndefs = NOPTS,
+	TPARAMS_DEFS(opt_defs),
 	.more_help = more_help,
 };
 
@@ -241,13 +232,7 @@ static uint32_t prog_peer(struct uxdp_buff *ctx, void *priv)
 
 /* A device the tool opened, and what the output says of it. */
 struct port {
-	const char *spec;		/* as given */
-	struct uxdp_dev *dev;
-	struct tdev_counters last;	/* at the previous tick */
-	struct tdev_counters total;	/* at the end */
-	struct tstat_set pool;
-	struct uxdp_dev_audit audit;
-	int audit_err;
+	struct tport tp;
 	struct uxdp_poll_group *group;	/* peer and feeds: their own */
 };
 
@@ -270,16 +255,8 @@ struct sock {
 	int audit_err;
 };
 
-enum stop_reason {
-	STOP_NONE,
-	STOP_SIGNAL,
-	STOP_DURATION,
-	STOP_COUNT,
-	STOP_TX_COUNT,
-	STOP_OUTPUT,
-};
-
 struct xsk_tool {
+	struct tool tool;		/* the run (tools/lib/tool.h) */
 	struct xsk_opts o;
 	enum xsk_app_mode mode;
 	uint32_t bind_flags;
@@ -308,87 +285,42 @@ struct xsk_tool {
 	uint32_t stop_flag;		/* the application threads' stop */
 	uint32_t app_ready;		/* application threads registered */
 	int stop_fd;			/* readable once they must stop */
-	int sigfd;
-	enum stop_reason stop;
-	int stop_sig;
-	int out_err;
-	uint64_t t_start, t_last;
-	uint64_t seq;
 };
 
-/* ---- messages ------------------------------------------------------------ */
-
-static void __attribute__((format(printf, 1, 2))) warn_msg(const char *fmt,
-							   ...)
+static struct xsk_tool *xsk_of(struct tool *tool)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	tmsg_v(PROG_NAME, fmt, ap);
-	va_end(ap);
+	return tool_container_of(tool, struct xsk_tool, tool);
 }
 
-static void __attribute__((format(printf, 2, 3)))
-note(const struct xsk_tool *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!t->o.extra)
-		return;
-	va_start(ap, fmt);
-	tmsg_v(PROG_NAME, fmt, ap);
-	va_end(ap);
-}
+/* ---- help ---------------------------------------------------------------- */
 
 static void more_help(FILE *f)
 {
+	static const char *const examples[] = {
+		"--zero-copy -c 10M null:gen,count=10M",
+		"--txonly -C 1M null:sink,sink",
+		"--l2fwd --queue 0-1 --peer veth:vp --feed null:f,pps=1M "
+		"veth:v,queues=2",
+		"--poll afxdp:eth0@0",
+		NULL,
+	};
+
 	tports_help(f);
-	fprintf(f, "\noutput:\n  ");
-	tparams_wrap(f, 2, 2, "Per interval and socket: rx/s packets the "
-		     "application took from the RX ring, tx/s packets whose "
-		     "transmit completed; with more than one socket, their "
-		     "total. -v adds the socket's statistics and the "
-		     "application's counters, and at the end the audit of "
-		     "every UMEM chunk. Totals at the end.");
-	fprintf(f, "\nexit status:\n  ");
-	tparams_wrap(f, 2, 2, "0 stopped by SIGINT, SIGTERM, SIGHUP, "
-		     "--duration, --count or --tx-count; 1 a port, socket or "
-		     "thread could not be set up, or the output could not be "
-		     "written; 2 bad usage (a port string its kind refuses "
-		     "among it).");
-	fprintf(f, "\nexamples:\n"
-		"  " PROG_NAME " --zero-copy -c 10M null:gen,count=10M\n"
-		"  " PROG_NAME " --txonly -C 1M null:sink,sink\n"
-		"  " PROG_NAME " --l2fwd --queue 0-1 --peer veth:vp "
-		"--feed null:f,pps=1M veth:v,queues=2\n"
-		"  " PROG_NAME " --poll afxdp:eth0@0\n"
-		"\nSee uxdp-xsk(1).\n");
+	tparams_section(f, "output", "Per interval and socket: rx/s packets "
+			"the application took from the RX ring, tx/s packets "
+			"whose transmit completed; with more than one socket, "
+			"their total. -v adds the socket's statistics and the "
+			"application's counters, and at the end the audit of "
+			"every UMEM chunk. Totals at the end.");
+	tparams_section(f, "exit status", "0 stopped by SIGINT, SIGTERM, "
+			"SIGHUP, --duration, --count or --tx-count; 1 a port, "
+			"socket or thread could not be set up, or the output "
+			"could not be written; 2 bad usage (a port string its "
+			"kind refuses among it).");
+	tparams_examples(f, PROG_NAME, examples);
 }
 
 /* ---- parsing what the table cannot check --------------------------------- */
-
-/* @what: a list of CPUs, each one this process may run on. */
-static unsigned int parse_cpu_list(const char *what, const char *s,
-				   uint32_t *out)
-{
-	cpu_set_t allowed;
-	int n, i;
-
-	n = tparams_parse_list(s, CPU_SETSIZE - 1, out, MAX_SOCKS);
-	if (n == -E2BIG)
-		tparams_fail(&params, "--%s: more than %d CPUs", what,
-			     MAX_SOCKS);
-	if (n < 0)
-		tparams_fail(&params, "--%s '%s': want a list like 0,2-3 of "
-			     "CPU numbers", what, s);
-	if (sched_getaffinity(0, sizeof(allowed), &allowed))
-		CPU_ZERO(&allowed);
-	for (i = 0; i < n; i++)
-		if (!CPU_ISSET(out[i], &allowed))
-			tparams_fail(&params, "--%s: CPU %u is not one this "
-				     "process may run on", what, out[i]);
-	return (unsigned int)n;
-}
 
 static void parse_queues(struct xsk_tool *t)
 {
@@ -423,8 +355,9 @@ static void mode_only(const struct xsk_tool *t, const char *opt,
 			     mode_opt);
 }
 
-static void parse_args(struct xsk_tool *t, int argc, char **argv)
+static void parse_args(struct tool *tool, int argc, char **argv)
 {
+	struct xsk_tool *t = xsk_of(tool);
 	struct xsk_opts *o = &t->o;
 	int first;
 
@@ -434,7 +367,7 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 	o->ring_size = UXDP_XSK_RING_DEFAULT;
 	o->tx_len = 64;
 	o->budget = UXDP_NAPI_BUDGET;
-	o->interval = 1000;
+	o->run.interval = 1000;
 	first = tparams_parse(&params, argc, argv, o);
 
 	if (o->rxdrop + o->txonly + o->l2fwd > 1)
@@ -468,7 +401,8 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 			(o->no_need_wakeup ? 0 : UXDP_XSK_F_NEED_WAKEUP);
 	parse_queues(t);
 	if (o->cpus) {
-		t->ncpus = parse_cpu_list("cpus", o->cpus, t->cpus);
+		t->ncpus = tparams_parse_cpus(&params, "cpus", o->cpus,
+					      t->cpus, MAX_SOCKS);
 		if (t->ncpus != t->nsocks)
 			tparams_fail(&params, "--cpus lists %u CPU%s for %u "
 				     "queue%s: one per queue", t->ncpus,
@@ -476,8 +410,9 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 				     t->nsocks == 1 ? "" : "s");
 	}
 	if (o->app_cpus) {
-		t->napp_cpus = parse_cpu_list("app-cpus", o->app_cpus,
-					      t->app_cpus);
+		t->napp_cpus = tparams_parse_cpus(&params, "app-cpus",
+						  o->app_cpus, t->app_cpus,
+						  MAX_SOCKS);
 		if (t->napp_cpus != t->nsocks)
 			tparams_fail(&params, "--app-cpus lists %u CPU%s for "
 				     "%u queue%s: one per queue", t->napp_cpus,
@@ -493,22 +428,14 @@ static void parse_args(struct xsk_tool *t, int argc, char **argv)
 	if (argc - first > 1)
 		tparams_fail(&params, "one PORT only ('%s' is one too many)",
 			     argv[first + 1]);
-	t->port.spec = argv[first];
-	tports_check(&params, "", t->port.spec);
+	t->port.tp.spec = argv[first];
+	tports_check(&params, "", t->port.tp.spec);
 	if (o->peer) {
-		t->peer.spec = o->peer;
+		t->peer.tp.spec = o->peer;
 		tports_check(&params, "--peer: ", o->peer);
 	}
 	if (o->feed)
 		tports_check(&params, "--feed: ", o->feed);
-}
-
-/* ---- signals ------------------------------------------------------------- */
-
-static int setup_signals(struct xsk_tool *t)
-{
-	t->sigfd = tool_signals_open();	/* signals.h */
-	return t->sigfd < 0 ? t->sigfd : 0;
 }
 
 /* ---- setup --------------------------------------------------------------- */
@@ -516,13 +443,9 @@ static int setup_signals(struct xsk_tool *t)
 static int open_port(struct port *pt, const char *spec, const char *name,
 		     const char *what)
 {
-	pt->spec = spec;
-	pt->dev = uxdp_dev_open(spec, name);
-	if (!pt->dev) {
-		warn_msg("%sport '%s': %s", what, spec, tports_why(errno));
-		return -1;
-	}
-	return 0;
+	pt->tp.spec = pt->tp.str = spec;
+	pt->tp.dev = tports_open(PROG_NAME, what, spec, name);
+	return pt->tp.dev ? 0 : -1;
 }
 
 /* Which ifindexes hold a device now. */
@@ -544,24 +467,26 @@ static int open_ports(struct xsk_tool *t)
 
 	dev_scan(t->before);
 	t->scanned = true;
-	if (open_port(&t->port, t->port.spec, NULL, ""))
+	if (open_port(&t->port, t->port.tp.spec, NULL, ""))
 		return -1;
-	note(t, "port %s: device %s (%s), %u RX / %u TX queues",
-	     t->port.spec, uxdp_dev_name(t->port.dev),
-	     uxdp_dev_kind(t->port.dev), uxdp_dev_num_rxq(t->port.dev),
-	     uxdp_dev_num_txq(t->port.dev));
+	tool_note(&t->tool, "port %s: device %s (%s), %u RX / %u TX queues",
+		  t->port.tp.spec, uxdp_dev_name(t->port.tp.dev),
+		  uxdp_dev_kind(t->port.tp.dev),
+		  uxdp_dev_num_rxq(t->port.tp.dev),
+		  uxdp_dev_num_txq(t->port.tp.dev));
 	if (t->o.peer) {
 		if (open_port(&t->peer, t->o.peer, NULL, "--peer: "))
 			return -1;
-		if (t->peer.dev == t->port.dev) {
-			warn_msg("--peer '%s' is PORT itself (%s)", t->o.peer,
-				 uxdp_dev_name(t->port.dev));
-			t->peer.dev = NULL;
+		if (t->peer.tp.dev == t->port.tp.dev) {
+			tmsg(PROG_NAME, "--peer '%s' is PORT itself (%s)",
+			     t->o.peer, uxdp_dev_name(t->port.tp.dev));
+			t->peer.tp.dev = NULL;
 			return -1;
 		}
-		note(t, "peer %s: device %s (%s), %u RX queues", t->o.peer,
-		     uxdp_dev_name(t->peer.dev), uxdp_dev_kind(t->peer.dev),
-		     uxdp_dev_num_rxq(t->peer.dev));
+		tool_note(&t->tool, "peer %s: device %s (%s), %u RX queues",
+			  t->o.peer, uxdp_dev_name(t->peer.tp.dev),
+			  uxdp_dev_kind(t->peer.tp.dev),
+			  uxdp_dev_num_rxq(t->peer.tp.dev));
 	}
 	if (t->o.feed) {
 		/* One device per socket, each its own name: the port's
@@ -578,20 +503,20 @@ static int open_ports(struct xsk_tool *t)
 			if (open_port(&t->feeds[i], t->o.feed, nm, "--feed: "))
 				return -1;
 			t->nfeeds++;
-			if (t->feeds[i].dev == t->port.dev ||
-			    t->feeds[i].dev == t->peer.dev) {
-				warn_msg("--feed '%s' is PORT or --peer (%s)",
-					 t->o.feed,
-					 uxdp_dev_name(t->feeds[i].dev));
-				t->feeds[i].dev = NULL;
+			if (t->feeds[i].tp.dev == t->port.tp.dev ||
+			    t->feeds[i].tp.dev == t->peer.tp.dev) {
+				tmsg(PROG_NAME, "--feed '%s' is PORT or --peer "
+				     "(%s)", t->o.feed,
+				     uxdp_dev_name(t->feeds[i].tp.dev));
+				t->feeds[i].tp.dev = NULL;
 				return -1;
 			}
-			note(t, "feed %u: device %s (%s)", i,
-			     uxdp_dev_name(t->feeds[i].dev),
-			     uxdp_dev_kind(t->feeds[i].dev));
+			tool_note(&t->tool, "feed %u: device %s (%s)", i,
+				  uxdp_dev_name(t->feeds[i].tp.dev),
+				  uxdp_dev_kind(t->feeds[i].tp.dev));
 		}
 	}
-	return tports_names_read(PROG_NAME, t->port.dev, &t->names);
+	return tports_names_read(PROG_NAME, t->port.tp.dev, &t->names);
 }
 
 static int setup_sockets(struct xsk_tool *t)
@@ -614,19 +539,19 @@ static int setup_sockets(struct xsk_tool *t)
 	int err;
 
 	/* One slot per RX queue: the key is the packet's queue. */
-	t->xskmap = uxdp_map_create(uxdp_dev_num_rxq(t->port.dev));
+	t->xskmap = uxdp_map_create(uxdp_dev_num_rxq(t->port.tp.dev));
 	if (!t->xskmap) {
-		warn_msg("XSKMAP: %s", tports_why(errno));
+		tmsg(PROG_NAME, "XSKMAP: %s", tports_why(errno));
 		return -1;
 	}
 	for (i = 0; i < t->nsocks; i++) {
 		struct sock *s = &t->socks[i];
 
-		err = xsk_app_init(&s->app, &cfg, t->port.dev, s->queue);
+		err = xsk_app_init(&s->app, &cfg, t->port.tp.dev, s->queue);
 		if (err) {
-			warn_msg("socket on %s queue %u: %s",
-				 uxdp_dev_name(t->port.dev), s->queue,
-				 tports_why(err));
+			tmsg(PROG_NAME, "socket on %s queue %u: %s",
+			     uxdp_dev_name(t->port.tp.dev), s->queue,
+			     tports_why(err));
 			return -1;
 		}
 		s->app_ok = true;
@@ -634,90 +559,65 @@ static int setup_sockets(struct xsk_tool *t)
 		if (t->mode != XSK_APP_TXONLY &&
 		    uxdp_map_update(t->xskmap, s->queue,
 				    uxdp_xsk_target(s->app.xsk))) {
-			warn_msg("XSKMAP: %s", tports_why(EINVAL));
+			tmsg(PROG_NAME, "XSKMAP: %s", tports_why(EINVAL));
 			return -1;
 		}
-		note(t, "socket on %s queue %u: %s, %u frames of %u bytes%s",
-		     uxdp_dev_name(t->port.dev), s->queue,
-		     s->zc ? "zero-copy" : "copy", t->o.frames,
-		     t->o.frame_size, t->o.unaligned ? ", unaligned" : "");
+		tool_note(&t->tool, "socket on %s queue %u: %s, %u frames of "
+			  "%u bytes%s", uxdp_dev_name(t->port.tp.dev), s->queue,
+			  s->zc ? "zero-copy" : "copy", t->o.frames,
+			  t->o.frame_size, t->o.unaligned ? ", unaligned" : "");
 	}
 	if (t->mode == XSK_APP_TXONLY)
-		return tports_attach(PROG_NAME, t->port.dev, UXDP_ALL_QUEUES,
+		return tports_attach(PROG_NAME, t->port.tp.dev, UXDP_ALL_QUEUES,
 				     "drop", xsk_app_prog_drop, NULL);
-	return tports_attach(PROG_NAME, t->port.dev, UXDP_ALL_QUEUES, "xsk",
+	return tports_attach(PROG_NAME, t->port.tp.dev, UXDP_ALL_QUEUES, "xsk",
 			     xsk_app_prog_xsk, t->xskmap);
 }
 
 static int setup_peer(struct xsk_tool *t)
 {
-	uint32_t q;
 	unsigned int i;
 
-	if (!t->peer.dev)
+	if (!t->peer.tp.dev)
 		return 0;
-	t->peer_nrxq = uxdp_dev_num_rxq(t->peer.dev);
-	/* calloc() would not keep the cache-line alignment. */
-	if (posix_memalign((void **)&t->peer_counts, UXDP_CACHE_LINE,
-			   t->peer_nrxq * sizeof(*t->peer_counts))) {
-		t->peer_counts = NULL;
-		warn_msg("out of memory");
-		return -1;
-	}
-	memset(t->peer_counts, 0, t->peer_nrxq * sizeof(*t->peer_counts));
+	t->peer_nrxq = uxdp_dev_num_rxq(t->peer.tp.dev);
 	/* Per queue: each counter has one writer. */
-	for (q = 0; q < t->peer_nrxq; q++)
-		if (tports_attach(PROG_NAME, t->peer.dev, q, "peer",
-				  prog_peer, &t->peer_counts[q]))
-			return -1;
+	if (tports_attach_each(PROG_NAME, t->peer.tp.dev, "peer", prog_peer,
+			       sizeof(*t->peer_counts),
+			       (void **)&t->peer_counts))
+		return -1;
 	if (!t->nfeeds)
 		return 0;
 	t->feedmap = uxdp_map_create(1);
 	if (!t->feedmap ||
-	    uxdp_map_update(t->feedmap, 0, uxdp_dev_target(t->peer.dev))) {
-		warn_msg("feed map: %s", tports_why(errno));
+	    uxdp_map_update(t->feedmap, 0, uxdp_dev_target(t->peer.tp.dev))) {
+		tmsg(PROG_NAME, "feed map: %s", tports_why(errno));
 		return -1;
 	}
 	for (i = 0; i < t->nfeeds; i++)
-		if (tports_attach(PROG_NAME, t->feeds[i].dev,
+		if (tports_attach(PROG_NAME, t->feeds[i].tp.dev,
 				  UXDP_ALL_QUEUES, "feed", prog_feed,
 				  t->feedmap))
 			return -1;
 	return 0;
 }
 
-static int dev_up(struct uxdp_dev *dev)
-{
-	int err = dev ? uxdp_dev_up(dev) : 0;
-
-	if (err)
-		warn_msg("%s: up: %s", uxdp_dev_name(dev), tports_why(err));
-	return err ? -1 : 0;
-}
-
 static struct uxdp_poll_group *group_start(const struct xsk_tool *t,
 					   struct uxdp_dev *dev, uint32_t q,
 					   int cpu)
 {
-	UXDP_DECLARE_OPTS(uxdp_poll_group_opts, go,
-			  .budget = (int)t->o.budget);
 	struct uxdp_poll_group *g;
 	int err;
 
-	if (cpu >= 0) {
-		go.flags = UXDP_THREAD_F_PIN;
-		go.cpu = cpu;
-	}
-	g = uxdp_poll_group_create(&go);
-	if (!g) {
-		warn_msg("poll group: %s", tports_why(errno));
+	g = tports_group_new(PROG_NAME, t->o.budget, cpu);
+	if (!g)
 		return NULL;
-	}
 	err = uxdp_poll_group_add(g, dev, q);
 	if (!err)
 		err = uxdp_poll_group_start(g);
 	if (err) {
-		warn_msg("polling %s: %s", uxdp_dev_name(dev), tports_why(err));
+		tmsg(PROG_NAME, "polling %s: %s", uxdp_dev_name(dev),
+		     tports_why(err));
 		uxdp_poll_group_destroy(g);
 		return NULL;
 	}
@@ -747,8 +647,9 @@ static void *app_thread(void *arg)
 	return NULL;
 }
 
-static int setup(struct xsk_tool *t)
+static int setup(struct tool *tool)
 {
+	struct xsk_tool *t = xsk_of(tool);
 	unsigned int i;
 	int err;
 
@@ -756,7 +657,7 @@ static int setup(struct xsk_tool *t)
 	if (posix_memalign((void **)&t->socks, UXDP_CACHE_LINE,
 			   t->nsocks * sizeof(*t->socks))) {
 		t->socks = NULL;
-		warn_msg("out of memory");
+		tmsg(PROG_NAME, "out of memory");
 		return -1;
 	}
 	memset(t->socks, 0, t->nsocks * sizeof(*t->socks));
@@ -768,22 +669,24 @@ static int setup(struct xsk_tool *t)
 	}
 	t->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (t->stop_fd < 0) {
-		warn_msg("eventfd: %s", strerror(errno));
+		tmsg(PROG_NAME, "eventfd: %s", strerror(errno));
 		return -1;
 	}
 	if (open_ports(t) || setup_sockets(t) || setup_peer(t))
 		return -1;
-	if (dev_up(t->port.dev) || dev_up(t->peer.dev))
+	if (tports_up(PROG_NAME, t->port.tp.dev) ||
+	    tports_up(PROG_NAME, t->peer.tp.dev))
 		return -1;
 	for (i = 0; i < t->nfeeds; i++)
-		if (dev_up(t->feeds[i].dev))
+		if (tports_up(PROG_NAME, t->feeds[i].tp.dev))
 			return -1;
 	for (i = 0; i < t->nsocks; i++) {
 		struct sock *s = &t->socks[i];
 
 		err = pthread_create(&s->thread, NULL, app_thread, s);
 		if (err) {
-			warn_msg("application thread: %s", strerror(err));
+			tmsg(PROG_NAME, "application thread: %s",
+			     strerror(err));
 			return -1;
 		}
 		s->running = true;
@@ -802,23 +705,23 @@ static int setup(struct xsk_tool *t)
 	for (i = 0; i < t->nsocks; i++) {
 		struct sock *s = &t->socks[i];
 
-		s->group = group_start(t, t->port.dev, s->queue,
+		s->group = group_start(t, t->port.tp.dev, s->queue,
 				       t->ncpus ? (int)t->cpus[i] : -1);
 		if (!s->group)
 			return -1;
-		note(t, "poll thread %u%s polls %s queue %u", i,
-		     t->ncpus ? " (pinned)" : "", uxdp_dev_name(t->port.dev),
-		     s->queue);
+		tool_note(&t->tool, "poll thread %u%s polls %s queue %u", i,
+			  t->ncpus ? " (pinned)" : "",
+			  uxdp_dev_name(t->port.tp.dev), s->queue);
 	}
-	if (t->peer.dev) {
-		t->peer.group = group_start(t, t->peer.dev, UXDP_ALL_QUEUES,
+	if (t->peer.tp.dev) {
+		t->peer.group = group_start(t, t->peer.tp.dev, UXDP_ALL_QUEUES,
 					    -1);
 		if (!t->peer.group)
 			return -1;
 	}
 	/* Last, one after the other (above). */
 	for (i = 0; i < t->nfeeds; i++) {
-		t->feeds[i].group = group_start(t, t->feeds[i].dev,
+		t->feeds[i].group = group_start(t, t->feeds[i].tp.dev,
 						UXDP_ALL_QUEUES, -1);
 		if (!t->feeds[i].group)
 			return -1;
@@ -827,58 +730,6 @@ static int setup(struct xsk_tool *t)
 }
 
 /* ---- output -------------------------------------------------------------- */
-
-static const struct {
-	const char *name;
-	size_t off;
-} xsk_fields[] = {
-#define XF(f) { #f, offsetof(struct uxdp_xsk_stats, f) }
-	XF(rx_dropped),
-	XF(rx_invalid_descs),
-	XF(tx_invalid_descs),
-	XF(rx_ring_full),
-	XF(rx_fill_ring_empty_descs),
-	XF(tx_ring_empty_descs),
-#undef XF
-};
-
-#define NXSK	(sizeof(xsk_fields) / sizeof(xsk_fields[0]))
-
-static uint64_t xsk_field(const struct uxdp_xsk_stats *st, unsigned int i)
-{
-	uint64_t v;
-
-	memcpy(&v, (const char *)st + xsk_fields[i].off, sizeof(v));
-	return v;
-}
-
-static void xsk_stats_sub(const struct uxdp_xsk_stats *a,
-			  const struct uxdp_xsk_stats *b,
-			  struct uxdp_xsk_stats *d)
-{
-	unsigned int i;
-
-	for (i = 0; i < NXSK; i++) {
-		uint64_t x = xsk_field(a, i), y = xsk_field(b, i);
-		uint64_t v = x >= y ? x - y : 0;
-
-		memcpy((char *)d + xsk_fields[i].off, &v, sizeof(v));
-	}
-}
-
-static void app_stats_sub(const struct xsk_app_stats *a,
-			  const struct xsk_app_stats *b,
-			  struct xsk_app_stats *d)
-{
-	unsigned int i;
-
-	for (i = 0; i < XSK_APP_NSTATS; i++) {
-		uint64_t x = xsk_app_stat(a, i), y = xsk_app_stat(b, i);
-		uint64_t v = x >= y ? x - y : 0;
-
-		memcpy((uint64_t *)d + i, &v, sizeof(v));
-	}
-}
 
 static const char *bind_name(const struct sock *s)
 {
@@ -891,19 +742,7 @@ static const char *mode_name(enum xsk_app_mode m)
 	       "rxdrop";
 }
 
-/* A line of output went out, or the run stops. */
-static void check_output(struct xsk_tool *t)
-{
-	int err = tstats_flush(stdout);
-
-	if (err && !t->out_err) {
-		t->out_err = err;
-		t->stop = STOP_OUTPUT;
-	}
-}
-
-#define FMT(buf, v, ns) ((ns) ? tstats_fmt_rate(buf, sizeof(buf), v, ns) : \
-			 tstats_fmt_count(buf, sizeof(buf), v))
+#define FMT(buf, v, ns) tstats_fmt(buf, sizeof(buf), v, ns)
 
 /* "q0 zero-copy  14,880,952 rx/s  0 tx/s"; @ns == 0: totals. */
 static void print_sock_text(const char *name, const char *bind, uint64_t rx,
@@ -920,16 +759,14 @@ static void print_sock_text(const char *name, const char *bind, uint64_t rx,
 static void print_extra_text(const struct uxdp_xsk_stats *x,
 			     const struct xsk_app_stats *ap, uint64_t ns)
 {
-	const char *unit = ns ? "/s" : "";
-	char a[32];
 	unsigned int i;
 
-	for (i = 0; i < NXSK; i++)
-		printf("  xsk.%-24s %15s%s\n", xsk_fields[i].name,
-		       FMT(a, xsk_field(x, i), ns), unit);
+	for (i = 0; i < TXSK_NSTATS; i++)
+		tport_text_line(stdout, "xsk", txsk_fields[i].name,
+				txsk_stat(x, i), ns, NAME_COLS);
 	for (i = 0; i < XSK_APP_NSTATS; i++)
-		printf("  app.%-24s %15s%s\n", xsk_app_stat_names[i],
-		       FMT(a, xsk_app_stat(ap, i), ns), unit);
+		tport_text_line(stdout, "app", xsk_app_stat_names[i],
+				xsk_app_stat(ap, i), ns, NAME_COLS);
 }
 
 /* A device's line, and with -v its non-zero counters. */
@@ -939,37 +776,19 @@ static void print_dev_text(const struct xsk_tool *t, const char *role,
 {
 	const char *unit = ns ? "/s" : "";
 	char a[32], b[32];
-	unsigned int i;
 
-	printf("%s %s (%s): %s rx%s, %s tx%s\n", role, uxdp_dev_name(pt->dev),
-	       uxdp_dev_kind(pt->dev), FMT(a, d->rx.packets, ns), unit,
-	       FMT(b, d->tx.packets, ns), unit);
-	if (!t->o.extra)
-		return;
-	for (i = 0; i < TDEV_NRX; i++) {
-		uint64_t v = tdev_rx_field(d, i);
-
-		if (v)
-			printf("  rx.%-25s %15s%s\n", t->names.rx[i],
-			       FMT(a, v, ns), unit);
-	}
-	for (i = 0; i < TDEV_NTX; i++) {
-		uint64_t v = tdev_tx_field(d, i);
-
-		if (v)
-			printf("  tx.%-25s %15s%s\n", t->names.tx[i],
-			       FMT(a, v, ns), unit);
-	}
+	printf("%s %s (%s): %s rx%s, %s tx%s\n", role,
+	       uxdp_dev_name(pt->tp.dev), uxdp_dev_kind(pt->tp.dev),
+	       FMT(a, d->rx.packets, ns), unit, FMT(b, d->tx.packets, ns),
+	       unit);
+	if (t->o.run.verbose)
+		tport_text_counters(stdout, &t->names, d, ns, NAME_COLS);
 }
 
 static void json_xsk(const struct uxdp_xsk_stats *x)
 {
-	unsigned int i;
-
 	printf("\"xsk\":{");
-	for (i = 0; i < NXSK; i++)
-		printf("%s\"%s\":%llu", i ? "," : "", xsk_fields[i].name,
-		       (unsigned long long)xsk_field(x, i));
+	txsk_json(stdout, "", x);
 	printf("}");
 }
 
@@ -988,43 +807,23 @@ static void json_app(const struct xsk_app_stats *ap)
 static void json_dev(const struct xsk_tool *t, const struct port *pt,
 		     const struct tdev_counters *d)
 {
-	unsigned int i;
-
-	printf("\"name\":");
-	tjson_str(stdout, uxdp_dev_name(pt->dev));
-	printf(",\"kind\":");
-	tjson_str(stdout, uxdp_dev_kind(pt->dev));
-	printf(",\"port\":");
-	tjson_str(stdout, pt->spec);
-	printf(",\"rx\":{");
-	for (i = 0; i < TDEV_NRX; i++) {
-		printf("%s", i ? "," : "");
-		tjson_str(stdout, t->names.rx[i]);
-		printf(":%llu", (unsigned long long)tdev_rx_field(d, i));
-	}
-	printf("},\"tx\":{");
-	for (i = 0; i < TDEV_NTX; i++) {
-		printf("%s", i ? "," : "");
-		tjson_str(stdout, t->names.tx[i]);
-		printf(":%llu", (unsigned long long)tdev_tx_field(d, i));
-	}
-	printf("}");
+	tport_json_id(stdout, &pt->tp);
+	printf(",");
+	tport_json_counters(stdout, &t->names, d);
 }
 
 /* The devices' counters over the interval (and new "last" samples). */
 static void dev_interval(const struct xsk_tool *t, struct port *pt,
 			 const char *role, uint64_t ns, bool *first)
 {
-	struct tdev_counters now, d;
+	struct tdev_counters d;
 
-	if (!pt->dev || tdev_counters_read(pt->dev, &now))
+	if (!pt->tp.dev || tport_delta(&pt->tp, &d))
 		return;
-	tdev_counters_sub(&now, &pt->last, &d);
-	pt->last = now;
-	if (!t->o.json) {
+	if (!t->o.run.json) {
 		/* The devices' rates only with -v: the sockets' are the
 		 * point. */
-		if (t->o.extra)
+		if (t->o.run.verbose)
 			print_dev_text(t, role, pt, &d, ns);
 		return;
 	}
@@ -1035,19 +834,16 @@ static void dev_interval(const struct xsk_tool *t, struct port *pt,
 	       tstats_rate(d.rx.packets, ns), tstats_rate(d.tx.packets, ns));
 }
 
-static void print_interval(struct xsk_tool *t, uint64_t now)
+static void print_interval(struct tool *tool, uint64_t ns)
 {
-	uint64_t ns = now - t->t_last, rx = 0, tx = 0;
+	struct xsk_tool *t = xsk_of(tool);
+	uint64_t rx = 0, tx = 0;
 	bool first = true;
 	unsigned int i;
 	char name[16];
 
-	t->seq++;
-	if (t->o.json)
-		printf("{\"type\":\"interval\",\"seq\":%llu,\"time_s\":%.3f,"
-		       "\"interval_s\":%.6f,\"sockets\":[",
-		       (unsigned long long)t->seq,
-		       (double)(now - t->t_start) / 1e9, (double)ns / 1e9);
+	if (t->o.run.json)
+		printf("\"sockets\":[");
 	for (i = 0; i < t->nsocks; i++) {
 		struct sock *s = &t->socks[i];
 		struct xsk_app_stats ap, dap;
@@ -1055,17 +851,17 @@ static void print_interval(struct xsk_tool *t, uint64_t now)
 
 		xsk_app_stats_read(&s->app, &ap);
 		uxdp_xsk_stats(s->app.xsk, &x);
-		app_stats_sub(&ap, &s->last, &dap);
-		xsk_stats_sub(&x, &s->xlast, &dx);
+		tstats_words_sub(&dap, &ap, &s->last, XSK_APP_NSTATS);
+		tstats_words_sub(&dx, &x, &s->xlast, TXSK_NSTATS);
 		s->last = ap;
 		s->xlast = x;
 		rx += dap.rx_packets;
 		tx += dap.tx_packets;
-		if (!t->o.json) {
+		if (!t->o.run.json) {
 			snprintf(name, sizeof(name), "q%u", s->queue);
 			print_sock_text(name, bind_name(s), dap.rx_packets,
 					dap.tx_packets, ns);
-			if (t->o.extra)
+			if (t->o.run.verbose)
 				print_extra_text(&dx, &dap, ns);
 			continue;
 		}
@@ -1078,7 +874,7 @@ static void print_interval(struct xsk_tool *t, uint64_t now)
 		json_app(&dap);
 		printf("}");
 	}
-	if (t->o.json)
+	if (t->o.run.json)
 		printf("],\"rx_pps\":%.1f,\"tx_pps\":%.1f,\"devices\":[",
 		       tstats_rate(rx, ns), tstats_rate(tx, ns));
 	else if (t->nsocks > 1)
@@ -1087,41 +883,17 @@ static void print_interval(struct xsk_tool *t, uint64_t now)
 	dev_interval(t, &t->peer, "peer", ns, &first);
 	for (i = 0; i < t->nfeeds; i++)
 		dev_interval(t, &t->feeds[i], "feed", ns, &first);
-	if (t->o.json)
+	if (t->o.run.json)
 		printf("]}\n");
-	t->t_last = now;
-	check_output(t);
 }
 
-static const char *stop_name(const struct xsk_tool *t)
+static void print_header(struct tool *tool)
 {
-	switch (t->stop) {
-	case STOP_SIGNAL:
-		return t->stop_sig == SIGINT ? "SIGINT" :
-		       t->stop_sig == SIGTERM ? "SIGTERM" : "SIGHUP";
-	case STOP_DURATION:
-		return "duration";
-	case STOP_COUNT:
-		return "count";
-	case STOP_TX_COUNT:
-		return "tx-count";
-	case STOP_OUTPUT:
-		return "output error";
-	case STOP_NONE:
-		break;
-	}
-	return "setup";
-}
-
-static void print_header(struct xsk_tool *t)
-{
+	const struct xsk_tool *t = xsk_of(tool);
 	unsigned int i;
-	char n[32];
 
-	if (t->o.json || t->o.quiet)
-		return;
 	printf(PROG_NAME ": %s on %s (%s), queue%s", mode_name(t->mode),
-	       uxdp_dev_name(t->port.dev), uxdp_dev_kind(t->port.dev),
+	       uxdp_dev_name(t->port.tp.dev), uxdp_dev_kind(t->port.tp.dev),
 	       t->nsocks == 1 ? "" : "s");
 	for (i = 0; i < t->nsocks; i++)
 		printf("%s %u %s", i ? "," : "", t->socks[i].queue,
@@ -1131,14 +903,6 @@ static void print_header(struct xsk_tool *t)
 	       t->o.unaligned ? " (unaligned)" : "",
 	       t->o.no_need_wakeup ? "no need_wakeup" : "need_wakeup",
 	       t->o.poll ? "poll" : "busy polling");
-	if (t->o.count)
-		printf(", until %s packets",
-		       tstats_fmt_count(n, sizeof(n), t->o.count));
-	if (t->o.duration)
-		printf(", for %llu.%03llu s",
-		       (unsigned long long)t->o.duration / 1000,
-		       (unsigned long long)t->o.duration % 1000);
-	printf("; Ctrl-C stops\n");
 }
 
 static void fmt_macs(char *buf, size_t len, const unsigned char *m)
@@ -1185,42 +949,18 @@ static void peer_sum(const struct xsk_tool *t, struct peer_sum *ps)
 static void print_dev_totals_text(const struct xsk_tool *t, const char *role,
 				  const struct port *pt)
 {
-	char a[32];
-	unsigned int j;
-
-	print_dev_text(t, role, pt, &pt->total, 0);
-	if (!t->o.extra)
-		return;
-	for (j = 0; j < pt->pool.n; j++)
-		if (pt->pool.s[j].value)
-			printf("  pool.%-23s %15s\n", pt->pool.s[j].name,
-			       tstats_fmt_count(a, sizeof(a),
-						pt->pool.s[j].value));
-	if (!pt->audit_err && pt->audit.pools)
-		printf("  audit: %u chunks, %u in flight, %u misplaced\n",
-		       pt->audit.chunks, pt->audit.in_flight,
-		       pt->audit.misplaced);
+	print_dev_text(t, role, pt, &pt->tp.total, 0);
+	if (t->o.run.verbose)
+		tport_text_pool(stdout, &pt->tp, NAME_COLS);
 }
 
 static void json_dev_totals(const struct xsk_tool *t, const char *role,
 			    const struct port *pt)
 {
-	unsigned int j;
-
 	printf("{\"role\":\"%s\",", role);
-	json_dev(t, pt, &pt->total);
-	printf(",\"pool\":{");
-	for (j = 0; j < pt->pool.n; j++) {
-		printf("%s", j ? "," : "");
-		tjson_str(stdout, pt->pool.s[j].name);
-		printf(":%llu", (unsigned long long)pt->pool.s[j].value);
-	}
-	printf("}");
-	if (!pt->audit_err)
-		printf(",\"audit\":{\"pools\":%u,\"chunks\":%u,"
-		       "\"in_flight\":%u,\"misplaced\":%u}",
-		       pt->audit.pools, pt->audit.chunks,
-		       pt->audit.in_flight, pt->audit.misplaced);
+	json_dev(t, pt, &pt->tp.total);
+	tport_json_pool(stdout, &pt->tp);
+	tport_json_audit(stdout, &pt->tp);
 	if (pt == &t->peer) {
 		struct peer_sum ps;
 
@@ -1238,8 +978,9 @@ static void json_dev_totals(const struct xsk_tool *t, const char *role,
 	printf("}");
 }
 
-static void print_totals(struct xsk_tool *t, uint64_t ns)
+static void print_totals(struct tool *tool, uint64_t ns)
 {
+	struct xsk_tool *t = xsk_of(tool);
 	uint64_t rx = 0, tx = 0, rx_bytes = 0;
 	unsigned int i;
 	char a[32], b[32], c[32], d[32], name[16];
@@ -1249,9 +990,7 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 		rx_bytes += t->socks[i].total.rx_bytes;
 		tx += t->socks[i].total.tx_packets;
 	}
-	if (!t->o.json) {
-		printf("totals after %.3f s (stopped by %s):\n",
-		       (double)ns / 1e9, stop_name(t));
+	if (!t->o.run.json) {
 		for (i = 0; i < t->nsocks; i++) {
 			struct sock *s = &t->socks[i];
 			const struct xsk_app_audit *au = &s->audit;
@@ -1260,7 +999,7 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 			print_sock_text(name, bind_name(s),
 					s->total.rx_packets,
 					s->total.tx_packets, 0);
-			if (!t->o.extra)
+			if (!t->o.run.verbose)
 				continue;
 			print_extra_text(&s->xtotal, &s->total, 0);
 			if (!s->audit_err)
@@ -1275,7 +1014,7 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 		if (t->nsocks > 1)
 			print_sock_text("total", "", rx, tx, 0);
 		print_dev_totals_text(t, "port", &t->port);
-		if (t->peer.dev) {
+		if (t->peer.tp.dev) {
 			struct peer_sum ps;
 
 			print_dev_totals_text(t, "peer", &t->peer);
@@ -1294,12 +1033,8 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 		       tstats_fmt_rate(b, sizeof(b), rx, ns),
 		       tstats_fmt_count(c, sizeof(c), tx),
 		       tstats_fmt_rate(d, sizeof(d), tx, ns));
-		check_output(t);
 		return;
 	}
-	printf("{\"type\":\"totals\",\"elapsed_s\":%.6f,\"stop\":",
-	       (double)ns / 1e9);
-	tjson_str(stdout, stop_name(t));
 	printf(",\"mode\":\"%s\",\"batch\":%u,\"frames\":%u,"
 	       "\"frame_size\":%u,\"unaligned\":%s,\"need_wakeup\":%s,"
 	       "\"poll\":%s,\"rx_packets\":%llu,\"rx_bytes\":%llu,"
@@ -1331,7 +1066,7 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 	}
 	printf("],\"port\":");
 	json_dev_totals(t, "port", &t->port);
-	if (t->peer.dev) {
+	if (t->peer.tp.dev) {
 		printf(",\"peer\":");
 		json_dev_totals(t, "peer", &t->peer);
 	}
@@ -1341,7 +1076,6 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 		json_dev_totals(t, "feed", &t->feeds[i]);
 	}
 	printf("]}\n");
-	check_output(t);
 }
 
 #undef FMT
@@ -1349,8 +1083,9 @@ static void print_totals(struct xsk_tool *t, uint64_t ns)
 /* ---- the run loop -------------------------------------------------------- */
 
 /* What --count counts: packets received (txonly: sent). */
-static uint64_t done_total(const struct xsk_tool *t)
+static uint64_t done_total(struct tool *tool)
 {
+	const struct xsk_tool *t = xsk_of(tool);
 	uint64_t n = 0;
 	unsigned int i;
 
@@ -1375,47 +1110,31 @@ static bool all_sent(const struct xsk_tool *t)
 }
 
 /*
- * Wait for the next thing to do: a signal, the stats tick, the end of
- * --duration, or the next check of --count and --tx-count. The threads do
- * the work; this one only reads their counters.
+ * The run loop's (tools/lib/tool.c) first samples: the counters the first
+ * interval is taken from. The checks of --count and --tx-count: every
+ * 10 ms.
  */
-static void run(struct xsk_tool *t)
+static void run_start(struct tool *tool)
 {
-	bool checks = t->o.count || t->o.tx_count;
-	struct tool_wait w;
+	struct xsk_tool *t = xsk_of(tool);
 	unsigned int i;
 
-	tdev_counters_read(t->port.dev, &t->port.last);
-	if (t->peer.dev)
-		tdev_counters_read(t->peer.dev, &t->peer.last);
+	tdev_counters_read(t->port.tp.dev, &t->port.tp.last);
+	if (t->peer.tp.dev)
+		tdev_counters_read(t->peer.tp.dev, &t->peer.tp.last);
 	for (i = 0; i < t->nfeeds; i++)
-		tdev_counters_read(t->feeds[i].dev, &t->feeds[i].last);
-	t->t_start = t->t_last = tstats_now_ns();
-	tool_wait_init(&w, t->sigfd, t->o.interval, t->o.duration, t->t_start);
-	while (t->stop == STOP_NONE) {
-		unsigned int ev;
-		int sig = 0;
+		tdev_counters_read(t->feeds[i].tp.dev, &t->feeds[i].tp.last);
+	if (t->o.run.count || t->o.tx_count)
+		tool->check_ns = COUNT_CHECK_MS * 1000000ULL;
+}
 
-		ev = tool_wait(&w, checks ? COUNT_CHECK_MS * 1000000ULL : 0,
-			       &sig);
-		if (ev & TOOL_WAIT_SIGNAL) {
-			t->stop = STOP_SIGNAL;
-			t->stop_sig = sig;
-			break;
-		}
-		/* The last interval is printed before a stop at the same
-		 * moment (-d 2 -i 1: two lines, then the totals). */
-		if ((ev & TOOL_WAIT_TICK) && !t->o.quiet)
-			print_interval(t, w.now);
-		if (t->stop != STOP_NONE)
-			break;
-		if (t->o.count && done_total(t) >= t->o.count)
-			t->stop = STOP_COUNT;
-		else if (t->o.tx_count && all_sent(t))
-			t->stop = STOP_TX_COUNT;
-		else if (ev & TOOL_WAIT_END)
-			t->stop = STOP_DURATION;
-	}
+static const char *run_check(struct tool *tool, unsigned int ev)
+{
+	const struct xsk_tool *t = xsk_of(tool);
+
+	if (t->o.tx_count && all_sent(t))
+		return "tx-count";
+	return ev & TOOL_WAIT_END ? TOOL_STOP_DURATION : NULL;
 }
 
 /* ---- teardown ------------------------------------------------------------ */
@@ -1434,10 +1153,10 @@ static void peer_settle(struct xsk_tool *t)
 	uint64_t t0 = tstats_now_ns();
 	const struct timespec ms = { 0, 1000000 };
 
-	if (!t->peer.dev || !t->peer.group)
+	if (!t->peer.tp.dev || !t->peer.group)
 		return;
-	while (!tdev_counters_read(t->port.dev, &pc) &&
-	       !tdev_counters_read(t->peer.dev, &pp) &&
+	while (!tdev_counters_read(t->port.tp.dev, &pc) &&
+	       !tdev_counters_read(t->peer.tp.dev, &pp) &&
 	       pp.rx.packets < pc.tx.packets &&
 	       tstats_now_ns() - t0 < PEER_SETTLE_MS * 1000000ULL)
 		nanosleep(&ms, NULL);
@@ -1479,38 +1198,22 @@ static void stop_all(struct xsk_tool *t)
 	t->peer.group = NULL;
 }
 
-/* The pool counters by name (rx and tx are in pt->total already). */
+/* Down, then the totals, the pool counters and the audit. */
 static void dev_totals(struct port *pt)
 {
-	struct tstat_set all;
-	uint32_t i;
-	int n;
-
-	if (!pt->dev)
+	if (!pt->tp.dev)
 		return;
-	uxdp_dev_down(pt->dev);
-	tdev_counters_read(pt->dev, &pt->total);
-	pt->pool.n = 0;
-	if (!tstat_set_read(pt->dev, &all))
-		for (i = 0; i < all.n; i++)
-			if (!strcmp(all.s[i].scope, "pool"))
-				pt->pool.s[pt->pool.n++] = all.s[i];
-	n = uxdp_dev_audit(pt->dev, &pt->audit);
-	pt->audit_err = n < 0;
-	if (n < 0)
-		warn_msg("%s: audit: %s", uxdp_dev_name(pt->dev), tports_why(n));
-	else if (pt->audit.misplaced)
-		warn_msg("WARNING: %s: %u of %u buffers misplaced (in no "
-			 "place or in two): a libuxdp bug, please report it",
-			 uxdp_dev_name(pt->dev), pt->audit.misplaced,
-			 pt->audit.chunks);
+	uxdp_dev_down(pt->tp.dev);
+	tport_final(PROG_NAME, &pt->tp);
 }
 
-static void collect_totals(struct xsk_tool *t)
+static void collect_totals(struct tool *tool)
 {
+	struct xsk_tool *t = xsk_of(tool);
 	unsigned int i;
 	int n;
 
+	stop_all(t);
 	dev_totals(&t->port);
 	dev_totals(&t->peer);
 	for (i = 0; i < t->nfeeds; i++)
@@ -1523,23 +1226,24 @@ static void collect_totals(struct xsk_tool *t)
 		n = xsk_app_audit(&s->app, &s->audit);
 		s->audit_err = n < 0;
 		if (n < 0)
-			warn_msg("socket on queue %u: audit: %s", s->queue,
-				 strerror(-n));
+			tmsg(PROG_NAME, "socket on queue %u: audit: %s",
+			     s->queue, strerror(-n));
 		else if (n)
-			warn_msg("WARNING: socket on queue %u: %u of %u UMEM "
-				 "chunks misplaced (in no place or in two): a "
-				 "bug, please report it", s->queue,
-				 s->audit.misplaced, s->audit.chunks);
+			tmsg(PROG_NAME, "WARNING: socket on queue %u: %u of %u "
+			     "UMEM chunks misplaced (in no place or in two): a "
+			     "bug, please report it", s->queue,
+			     s->audit.misplaced, s->audit.chunks);
 	}
-	if (t->mode == XSK_APP_TXONLY && t->port.total.rx.packets)
-		warn_msg("txonly: %s received %llu packets and dropped them "
-			 "(a generator? null:NAME,sink is a sink only)",
-			 uxdp_dev_name(t->port.dev),
-			 (unsigned long long)t->port.total.rx.packets);
+	if (t->mode == XSK_APP_TXONLY && t->port.tp.total.rx.packets)
+		tmsg(PROG_NAME, "txonly: %s received %llu packets and dropped "
+		     "them (a generator? null:NAME,sink is a sink only)",
+		     uxdp_dev_name(t->port.tp.dev),
+		     (unsigned long long)t->port.tp.total.rx.packets);
 }
 
-static void teardown(struct xsk_tool *t)
+static void teardown(struct tool *tool)
 {
+	struct xsk_tool *t = xsk_of(tool);
 	unsigned int i;
 	int err;
 
@@ -1550,13 +1254,13 @@ static void teardown(struct xsk_tool *t)
 			continue;
 		err = xsk_app_fini(&t->socks[i].app);
 		if (err)
-			warn_msg("socket on queue %u: %s", t->socks[i].queue,
-				 tports_why(err));
+			tmsg(PROG_NAME, "socket on queue %u: %s",
+			     t->socks[i].queue, tports_why(err));
 	}
 	for (i = 0; i < t->nfeeds; i++)
-		uxdp_dev_destroy(t->feeds[i].dev);
-	uxdp_dev_destroy(t->peer.dev);
-	uxdp_dev_destroy(t->port.dev);
+		uxdp_dev_destroy(t->feeds[i].tp.dev);
+	uxdp_dev_destroy(t->peer.tp.dev);
+	uxdp_dev_destroy(t->port.tp.dev);
 	/* And what they made along (a veth port's peer). */
 	for (i = 1; t->scanned && i <= DEV_SCAN_MAX; i++) {
 		struct uxdp_dev *d = uxdp_dev_get_by_index(i);
@@ -1570,40 +1274,27 @@ static void teardown(struct xsk_tool *t)
 	free(t->socks);
 	if (t->stop_fd >= 0)
 		close(t->stop_fd);
-	if (t->sigfd >= 0)
-		close(t->sigfd);
 }
+
+static const struct tool_ops xsk_ops = {
+	.parse = parse_args,
+	.setup = setup,
+	.header = print_header,
+	.start = run_start,
+	.interval = print_interval,
+	.count = done_total,
+	.check = run_check,
+	.collect = collect_totals,
+	.totals = print_totals,
+	.teardown = teardown,
+};
 
 int main(int argc, char **argv)
 {
-	static struct xsk_tool t = { .sigfd = -1, .stop_fd = -1 };
-	uint64_t ns;
-	int err, ret = 0;
+	static struct xsk_tool t = {
+		.tool = TOOL_INIT(PROG_NAME, &t.o.run),
+		.stop_fd = -1,
+	};
 
-	parse_args(&t, argc, argv);
-	err = setup_signals(&t);
-	if (err) {
-		warn_msg("signals: %s", strerror(-err));
-		return 1;
-	}
-	if (setup(&t)) {
-		teardown(&t);
-		return 1;
-	}
-	print_header(&t);
-	check_output(&t);
-	run(&t);
-	ns = tstats_now_ns() - t.t_start;
-	stop_all(&t);
-	collect_totals(&t);
-	if (!t.out_err)
-		print_totals(&t, ns);
-	teardown(&t);
-	if (!t.out_err && fclose(stdout))
-		t.out_err = errno ? errno : EIO;
-	if (t.out_err) {
-		warn_msg("writing output: %s", strerror(t.out_err));
-		ret = 1;
-	}
-	return ret;
+	return tool_main(&t.tool, &xsk_ops, argc, argv);
 }
