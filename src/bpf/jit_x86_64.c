@@ -46,11 +46,11 @@
  *			common; the fast path only has a jcc to it
  *
  * Sizes: each pass emits every instruction into a scratch buffer, taking
- * jump targets from the previous pass (the first assumes the largest
- * size everywhere), and uses a rel8 jump wherever the distance fits. As
- * code only shrinks, the passes settle; from pass uxdp_bpf_jit_pad_pass
- * (10) on, an instruction that would shrink is padded with NOPs to stop any
- * oscillation. The last pass writes the code into memory mapped RW, must
+ * forward jump targets from the previous pass (the first assumes the
+ * largest size everywhere) and backward ones from this pass, and uses a
+ * rel8 jump wherever the distance fits. As code only shrinks, the passes
+ * settle; from pass uxdp_bpf_jit_pad_pass (10) on, an instruction that
+ * would shrink is padded with NOPs to stop any oscillation. The last pass writes the code into memory mapped RW, must
  * land every instruction where the settled pass did, and the memory is
  * then made RX: it is never writable and executable at once.
  */

@@ -5,19 +5,29 @@
  *
  * Input:
  *	byte 0	flags: bit 0 a raw context (else XDP), bit 1 cpu v4 allowed,
- *		bit 2 generated instructions (else raw), bit 3 no helpers
+ *		bit 2 generated instructions (else raw), bit 3 no helpers,
+ *		bit 4 a prologue setting every register (r2 data, r3 its end,
+ *		r4 the stack, r8 a global, r6 the context) and an epilogue
+ *		(r0 = 0, exit) around the instructions; bit 5 (XDP, with
+ *		bit 4) then "if r2 + K > r3 goto the epilogue", K the packet's
+ *		length plus byte 2's high six bits (signed): accesses near the
+ *		proven range's end, on packets that end there
+ *	byte 1	the packet's (or raw memory's) length
+ *	byte 2	metadata before the packet: 8 bytes times its low 2 bits
+ *	byte 3	a seed for the packet's bytes
  *	then	instructions, 8 bytes each, at most 4096:
  *		raw: a struct bpf_insn as it is (code, regs, off, imm);
  *		generated: byte 0 picks one of the table's opcodes, byte 1
  *		the registers (dst low nibble, src high, each mod 11), byte 2
  *		the offset (signed; jumps take it mod 16, maps mod 24), bytes
  *		3..6 the immediate, byte 7 how: bit 0 a small immediate (byte
- *		3 signed), bits 1..2 for calls a helper / a local call / an id
- *		as it is, for lddw src 0 / 5 / 6
+ *		3 signed), bits 1..2 for calls a helper / a local call / a
+ *		tail call / an id as it is, for lddw src 0 / 5 / 6
  *
- * Three maps (an array of four 16-byte values, a read-only array of one,
- * a writable array of one: global data) and four helpers (lookup, update,
- * ktime, adjust_head) are offered.
+ * Four maps (an array of four 16-byte values, a read-only array of one,
+ * a writable array of one: global data, an empty prog array) and helpers
+ * that do what they say (lookup, update, ktime, adjust_head, adjust_meta,
+ * adjust_tail, load_bytes, trace_printk reading its string) are offered.
  *
  * What is checked: prepare returns 0 with a code, or -EINVAL / -E2BIG with
  * no code and a message naming the program; an accepted code has
@@ -25,13 +35,20 @@
  * accesses and a budget before each backward jump, every instruction
  * valid (internal ones allowed), indexes before fixups in order, and
  * every jump and call landing on the first instruction made for its
- * target.
+ * target. Then the interpreter runs it (a budget of 4096 back edges) on
+ * the packet, in a buffer that ends where the packet ends and is poisoned
+ * for AddressSanitizer before the metadata (re-poisoned by the helpers
+ * that move them), or on raw memory of exactly its length: an access the
+ * pass proved in bounds and was not is a report; one it left to a check
+ * ends the run with a fault, which must name a check.
  */
 #include "fuzz.h"
 
 #include <errno.h>
+#include <sanitizer/asan_interface.h>
 
 #include <uxdp/common.h>
+#include <uxdp/xdp.h>
 
 #include "../../src/bpf/bpf_internal.h"
 
@@ -39,6 +56,8 @@
 
 static uint8_t arr_values[4 * 16], ro_values[8], bss_values[64];
 static uint8_t map_objs[3];
+static const struct uxdp_bpf_code *no_progs[2];
+static struct uxdp_bpf_prog_array progs = { 2, no_progs };
 
 static const struct uxdp_bpf_build_map maps[] = {
 	{ .name = "arr", .type = BPF_MAP_TYPE_ARRAY, .key_size = 4,
@@ -51,8 +70,25 @@ static const struct uxdp_bpf_build_map maps[] = {
 	{ .name = ".bss", .type = BPF_MAP_TYPE_ARRAY, .key_size = 4,
 	  .value_size = 64, .max_entries = 1, .map = &map_objs[2],
 	  .values = bss_values, .values_size = sizeof(bss_values) },
+	{ .name = "progs", .type = BPF_MAP_TYPE_PROG_ARRAY, .key_size = 4,
+	  .value_size = 4, .max_entries = 2, .map = &progs },
 };
 #define NMAPS	(sizeof(maps) / sizeof(maps[0]))
+
+/* The packet buffer of the run, for the helpers that move the packet. */
+static uint8_t *pkt_buf;
+static size_t pkt_size;
+
+/* Poison all of the buffer but [data_meta, data_end). */
+static void poison_pkt(const struct uxdp_buff *x)
+{
+	uint8_t *lo = x->data_meta < x->data ? x->data_meta : x->data;
+
+	ASAN_UNPOISON_MEMORY_REGION(pkt_buf, pkt_size);
+	ASAN_POISON_MEMORY_REGION(pkt_buf, (size_t)(lo - pkt_buf));
+	ASAN_POISON_MEMORY_REGION(x->data_end, (size_t)(pkt_buf + pkt_size -
+					       (uint8_t *)x->data_end));
+}
 
 static uint64_t fn_zero(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
 			uint64_t e)
@@ -61,17 +97,133 @@ static uint64_t fn_zero(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
 	return 0;
 }
 
+static const struct uxdp_bpf_build_map *map_of(uint64_t p)
+{
+	size_t m;
+
+	for (m = 0; m < NMAPS; m++)
+		if ((uintptr_t)maps[m].map == p)
+			return &maps[m];
+	return NULL;
+}
+
+static uint8_t *elem(uint64_t map, uint64_t key)
+{
+	const struct uxdp_bpf_build_map *m = map_of(map);
+	uint32_t idx;
+
+	FZ_CHECK(m, "a helper got 0x%llx for a map", (unsigned long long)map);
+	memcpy(&idx, (const void *)(uintptr_t)key, sizeof(idx));
+	if (!m->values || idx >= m->max_entries)
+		return NULL;
+	return m->values + (size_t)idx * m->value_size;
+}
+
+static uint64_t fn_lookup(uint64_t map, uint64_t key, uint64_t c, uint64_t d,
+			  uint64_t e)
+{
+	(void)c, (void)d, (void)e;
+	return (uintptr_t)elem(map, key);
+}
+
+/* Reads the key and the whole value, as the kernel's would. */
+static uint64_t fn_update(uint64_t map, uint64_t key, uint64_t value,
+			  uint64_t flags, uint64_t e)
+{
+	uint8_t *v = elem(map, key);
+
+	(void)flags, (void)e;
+	if (!v || map_of(map)->rdonly)
+		return (uint64_t)-EINVAL;
+	memmove(v, (const void *)(uintptr_t)value, map_of(map)->value_size);
+	return 0;
+}
+
+static uint64_t fn_adjust(uint64_t ctx, uint64_t delta, int which)
+{
+	struct uxdp_buff *x = (struct uxdp_buff *)(uintptr_t)ctx;
+	int ret;
+
+	ASAN_UNPOISON_MEMORY_REGION(pkt_buf, pkt_size);
+	ret = which == 0 ? uxdp_adjust_head(x, (int)delta) :
+	      which == 1 ? uxdp_adjust_meta(x, (int)delta) :
+			   uxdp_adjust_tail(x, (int)delta);
+	poison_pkt(x);
+	return (uint64_t)(int64_t)ret;
+}
+
+static uint64_t fn_adjust_head(uint64_t a, uint64_t b, uint64_t c,
+			       uint64_t d, uint64_t e)
+{
+	(void)c, (void)d, (void)e;
+	return fn_adjust(a, b, 0);
+}
+
+static uint64_t fn_adjust_meta(uint64_t a, uint64_t b, uint64_t c,
+			       uint64_t d, uint64_t e)
+{
+	(void)c, (void)d, (void)e;
+	return fn_adjust(a, b, 1);
+}
+
+static uint64_t fn_adjust_tail(uint64_t a, uint64_t b, uint64_t c,
+			       uint64_t d, uint64_t e)
+{
+	(void)c, (void)d, (void)e;
+	return fn_adjust(a, b, 2);
+}
+
+/* Writes all @len bytes it was given, data or zeros. */
+static uint64_t fn_load_bytes(uint64_t ctx, uint64_t off, uint64_t to,
+			      uint64_t len, uint64_t e)
+{
+	struct uxdp_buff *x = (struct uxdp_buff *)(uintptr_t)ctx;
+
+	(void)e;
+	memset((void *)(uintptr_t)to, 0, len);
+	if (off > uxdp_buff_len(x) || len > uxdp_buff_len(x) - off)
+		return (uint64_t)-EFAULT;
+	memcpy((void *)(uintptr_t)to, (uint8_t *)x->data + off, len);
+	return 0;
+}
+
+/* Reads all @len bytes of its string. */
+static uint64_t fn_printk(uint64_t s, uint64_t len, uint64_t c, uint64_t d,
+			  uint64_t e)
+{
+	const uint8_t *p = (const uint8_t *)(uintptr_t)s;
+	uint64_t sum = 0, i;
+
+	(void)c, (void)d, (void)e;
+	for (i = 0; i < len; i++)
+		sum += p[i];
+	return sum;
+}
+
 static const struct uxdp_bpf_helper helpers[] = {
 	{ .id = BPF_FUNC_map_lookup_elem, .name = "map_lookup_elem",
-	  .fn = fn_zero, .args = { UXDP_BPF_ARG_MAP, UXDP_BPF_ARG_KEY },
+	  .fn = fn_lookup, .args = { UXDP_BPF_ARG_MAP, UXDP_BPF_ARG_KEY },
 	  .ret = UXDP_BPF_RET_VALUE_OR_NULL },
 	{ .id = BPF_FUNC_map_update_elem, .name = "map_update_elem",
-	  .fn = fn_zero,
+	  .fn = fn_update,
 	  .args = { UXDP_BPF_ARG_MAP, UXDP_BPF_ARG_KEY, UXDP_BPF_ARG_VALUE,
 		    UXDP_BPF_ARG_ANY } },
 	{ .id = BPF_FUNC_ktime_get_ns, .name = "ktime_get_ns", .fn = fn_zero },
 	{ .id = BPF_FUNC_xdp_adjust_head, .name = "xdp_adjust_head",
-	  .fn = fn_zero, .args = { UXDP_BPF_ARG_CTX, UXDP_BPF_ARG_ANY } },
+	  .fn = fn_adjust_head,
+	  .args = { UXDP_BPF_ARG_CTX, UXDP_BPF_ARG_ANY } },
+	{ .id = BPF_FUNC_xdp_adjust_meta, .name = "xdp_adjust_meta",
+	  .fn = fn_adjust_meta,
+	  .args = { UXDP_BPF_ARG_CTX, UXDP_BPF_ARG_ANY } },
+	{ .id = BPF_FUNC_xdp_adjust_tail, .name = "xdp_adjust_tail",
+	  .fn = fn_adjust_tail,
+	  .args = { UXDP_BPF_ARG_CTX, UXDP_BPF_ARG_ANY } },
+	{ .id = BPF_FUNC_xdp_load_bytes, .name = "xdp_load_bytes",
+	  .fn = fn_load_bytes,
+	  .args = { UXDP_BPF_ARG_CTX, UXDP_BPF_ARG_ANY, UXDP_BPF_ARG_MEM_WR,
+		    UXDP_BPF_ARG_SIZE } },
+	{ .id = BPF_FUNC_trace_printk, .name = "trace_printk",
+	  .fn = fn_printk, .args = { UXDP_BPF_ARG_MEM, UXDP_BPF_ARG_SIZE } },
 };
 #define NHELPERS	(sizeof(helpers) / sizeof(helpers[0]))
 
@@ -85,6 +237,19 @@ static const struct uxdp_bpf_helper *helper(uint32_t id)
 	return NULL;
 }
 
+/* FUZZ_BPF_CHECK_STATS=1: how many were accepted, run, faulted, at exit. */
+static uint64_t n_in, n_ok, n_mem, n_budget, n_checked, n_proven;
+
+static void print_stats(void)
+{
+	fprintf(stderr, "fuzz_bpf_check: %llu inputs, %llu accepted (%llu "
+		"accesses proven, %llu checked), runs faulted: %llu memory, "
+		"%llu budget\n", (unsigned long long)n_in,
+		(unsigned long long)n_ok, (unsigned long long)n_proven,
+		(unsigned long long)n_checked, (unsigned long long)n_mem,
+		(unsigned long long)n_budget);
+}
+
 /* The opcodes a program may have: the table's rows, internal ones out. */
 static uint8_t rows[256];
 static uint32_t nrows;
@@ -94,6 +259,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	uint32_t c;
 
 	(void)argc, (void)argv;
+	if (getenv("FUZZ_BPF_CHECK_STATS"))
+		atexit(print_stats);
 	for (c = 0; c < 256; c++)
 		if (uxdp_bpf_ops[c].mnemonic &&
 		    uxdp_bpf_ops[c].group != UXDP_BPF_G_INTERNAL)
@@ -141,6 +308,9 @@ static uint32_t gen_insn(struct fz *f, struct bpf_insn *out, uint32_t left)
 				in.src_reg = BPF_PSEUDO_CALL;
 				in.imm = off % 16;
 				break;
+			case 2:
+				in.imm = BPF_FUNC_tail_call;
+				break;
 			default:
 				break;
 			}
@@ -156,6 +326,8 @@ static uint32_t gen_insn(struct fz *f, struct bpf_insn *out, uint32_t left)
 			break;
 		}
 		in.off = off % 16;
+		if (code & BPF_X)
+			in.imm = 0;
 		if (code == (BPF_JMP | BPF_JA))
 			in = (struct bpf_insn){ .code = code, .off = off % 16 };
 		break;
@@ -192,6 +364,35 @@ static uint32_t gen_insn(struct fz *f, struct bpf_insn *out, uint32_t left)
 	}
 	*out = in;
 	return 1;
+}
+
+/* Every register set, so that generated code reads no uninitialised one. */
+static uint32_t prologue(struct bpf_insn *p, bool raw)
+{
+#define I(c, d, s, o, i)	(struct bpf_insn){ .code = (c), .dst_reg = (d), \
+					   .src_reg = (s), .off = (o), .imm = (i) }
+	uint32_t n = 0;
+
+	p[n++] = I(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0);
+	p[n++] = I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+	if (raw) {
+		p[n++] = I(BPF_ALU64 | BPF_MOV | BPF_X, 3, 1, 0, 0);
+		p[n++] = I(BPF_ALU64 | BPF_ADD | BPF_X, 3, 2, 0, 0);
+		p[n++] = I(BPF_ALU64 | BPF_MOV | BPF_X, 2, 1, 0, 0);
+	} else {
+		p[n++] = I(BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
+		p[n++] = I(BPF_LDX | BPF_MEM | BPF_W, 3, 1, 4, 0);
+	}
+	p[n++] = I(BPF_ALU64 | BPF_MOV | BPF_X, 4, 10, 0, 0);
+	p[n++] = I(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, -64);
+	p[n++] = I(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, 0);
+	p[n++] = I(BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 1);
+	p[n++] = I(BPF_LD | BPF_IMM | BPF_DW, 8, BPF_PSEUDO_MAP_IDX_VALUE, 0, 2);
+	p[n++] = I(0, 0, 0, 0, 0);
+	p[n++] = I(BPF_ALU64 | BPF_MOV | BPF_K, 9, 0, 0, 14);
+	p[n++] = I(BPF_ALU64 | BPF_MOV | BPF_X, 1, 6, 0, 0);
+	return n;
+#undef I
 }
 
 /* The first instruction made for each one of the program (first[len] is
@@ -288,16 +489,92 @@ static void verify(const struct uxdp_bpf_build *b)
 	free(first);
 }
 
+#define HEADROOM	256	/* room for adjust_head and the frame */
+
+/* The code on a packet (or raw memory) of @len bytes. */
+static void run(struct uxdp_bpf_code *c, uint32_t len, uint32_t meta,
+		uint64_t seed)
+{
+	static struct uxdp_rxq_info rxq = { .queue_index = 1, .ifindex = 2 };
+	struct uxdp_bpf_run r = { .code = c };
+	struct uxdp_buff x;
+	uint32_t i;
+
+	c->budget = 4096;
+	pkt_size = HEADROOM + len;
+	pkt_buf = fz_xmalloc(pkt_size);
+	for (i = 0; i < pkt_size; i++) {
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		pkt_buf[i] = (uint8_t)seed;
+	}
+	for (i = 0; i < sizeof(arr_values); i++)
+		arr_values[i] = (uint8_t)(seed >> (i % 8));
+	if (c->ctx_kind == UXDP_BPF_CTX_RAW) {
+		uint8_t *mem = fz_xmalloc(len);
+
+		memcpy(mem, pkt_buf, len);
+		r.mem = mem;
+		r.mem_len = len;
+		uxdp_bpf_interp_run(&r, (uintptr_t)mem, len);
+		free(mem);
+	} else {
+		x = (struct uxdp_buff){
+			.data = pkt_buf + HEADROOM,
+			.data_end = pkt_buf + HEADROOM + len,
+			.data_meta = pkt_buf + HEADROOM - meta,
+			.data_hard_start = pkt_buf, .rxq = &rxq,
+			.frame_sz = HEADROOM + len,
+		};
+		poison_pkt(&x);
+		r.ctx = &x;
+		uxdp_bpf_interp_run(&r, (uintptr_t)&x, 0);
+		ASAN_UNPOISON_MEMORY_REGION(pkt_buf, pkt_size);
+	}
+	FZ_CHECK(r.fault == UXDP_BPF_FAULT_NONE || r.fault == UXDP_BPF_FAULT_MEM ||
+		 r.fault == UXDP_BPF_FAULT_BUDGET, "fault %u at %u", r.fault,
+		 r.fault_pc);
+	FZ_CHECK(r.fault != UXDP_BPF_FAULT_MEM ||
+		 (r.fault_pc < c->len &&
+		  c->insns[r.fault_pc].code == UXDP_BPF_OP_CHECK),
+		 "a memory fault at %u, not a check", r.fault_pc);
+	FZ_CHECK(r.fault != UXDP_BPF_FAULT_BUDGET ||
+		 (r.fault_pc < c->len &&
+		  c->insns[r.fault_pc].code == UXDP_BPF_OP_BUDGET),
+		 "a budget fault at %u, not a budget", r.fault_pc);
+	n_mem += r.fault == UXDP_BPF_FAULT_MEM;
+	n_budget += r.fault == UXDP_BPF_FAULT_BUDGET;
+	free(pkt_buf);
+	pkt_buf = NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f = { data, size };
-	uint8_t flags = fz_u8(&f);
+	uint8_t flags = fz_u8(&f), len = fz_u8(&f);
+	uint8_t b2 = fz_u8(&f), meta = (uint8_t)((b2 & 3) * 8);
+	uint32_t guard = UINT32_MAX;
+	uint64_t seed = fz_u8(&f) | 0x100;
 	struct bpf_insn *insns;
 	struct uxdp_bpf_build b;
 	uint32_t n = 0;
 	int ret;
 
-	insns = fz_xmalloc(MAX_INSNS * sizeof(*insns));
+	insns = fz_xmalloc((MAX_INSNS + 32) * sizeof(*insns));
+	if (flags & 16)
+		n = prologue(insns, flags & 1);
+	if ((flags & 48) == 48 && !(flags & 1)) {
+		int32_t k = (int32_t)len + ((int8_t)b2 >> 2);
+
+		insns[n++] = (struct bpf_insn){
+			.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 5,
+			.src_reg = 2 };
+		insns[n++] = (struct bpf_insn){
+			.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 5,
+			.imm = k < 0 ? 0 : k };
+		guard = n++;
+	}
 	while (fz_more(&f) && n < MAX_INSNS) {
 		if (flags & 4) {
 			n += gen_insn(&f, &insns[n], MAX_INSNS - n);
@@ -306,6 +583,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			memcpy(&insns[n++], &w, sizeof(w));
 		}
+	}
+	if (guard != UINT32_MAX)
+		insns[guard] = (struct bpf_insn){
+			.code = BPF_JMP | BPF_JGT | BPF_X, .dst_reg = 5,
+			.src_reg = 3, .off = (int16_t)(n - guard - 1) };
+	if (flags & 16) {
+		insns[n++] = (struct bpf_insn){
+			.code = BPF_ALU64 | BPF_MOV | BPF_K };
+		insns[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
 	}
 	memset(&b, 0, sizeof(b));
 	b.name = "f";
@@ -316,6 +602,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	b.nmaps = NMAPS;
 	b.helper = flags & 8 ? NULL : helper;
 	b.flags = flags & 2 ? UXDP_BPF_BUILD_F_V4 : 0;
+	n_in++;
 	ret = uxdp_bpf_prepare(&b);
 	if (ret) {
 		FZ_CHECK(ret == -EINVAL || ret == -E2BIG, "prepare: %d (%s)",
@@ -325,8 +612,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 uxdp_errmsg());
 		FZ_CHECK(!strstr(uxdp_errmsg(), "internal error"), "%s",
 			 uxdp_errmsg());
+		if (getenv("FUZZ_BPF_CHECK_WHY"))
+			fprintf(stderr, "why: %s\n", uxdp_errmsg());
 	} else {
+		n_ok++;
+		n_proven += b.stats.proven;
+		n_checked += b.stats.checked;
 		verify(&b);
+		run(b.code, len, meta, seed);
 		uxdp_bpf_code_free(b.code);
 	}
 	free(insns);

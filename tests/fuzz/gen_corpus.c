@@ -916,7 +916,8 @@ static void gen_rss(void)
 }
 
 
-/* fuzz_bpf_check: a flags byte, then instructions (raw, 8 bytes each). */
+/* fuzz_bpf_check: flags, packet length, metadata, seed; then
+ * instructions (raw, 8 bytes each). */
 static void ins(struct seed *s, unsigned code, unsigned dst, unsigned src,
 		int off, int32_t imm)
 {
@@ -934,6 +935,9 @@ static void gen_bpf_check(void)
 	/* Parse Ethernet, IPv4, UDP below a data_end check. */
 	memset(&s, 0, sizeof(s));
 	u8(&s, 0);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
 	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
 	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 3, 1, 4, 0);
 	ins(&s, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_DROP);
@@ -952,6 +956,9 @@ static void gen_bpf_check(void)
 	/* A lookup, its null check, a value at a variable offset. */
 	memset(&s, 0, sizeof(s));
 	u8(&s, 0);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
 	ins(&s, BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0);
 	ins(&s, BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
 	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4);
@@ -969,6 +976,9 @@ static void gen_bpf_check(void)
 	/* A bounded loop over the stack, a call, a global. */
 	memset(&s, 0, sizeof(s));
 	u8(&s, 0);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
 	ins(&s, BPF_ALU64 | BPF_MOV | BPF_K, 6, 0, 0, 0);
 	ins(&s, BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
 	ins(&s, BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -64);
@@ -991,15 +1001,41 @@ static void gen_bpf_check(void)
 	/* A raw run's memory (the conformance suite's context). */
 	memset(&s, 0, sizeof(s));
 	u8(&s, 1);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
 	ins(&s, BPF_LDX | BPF_MEM | BPF_W, 0, 1, 4, 0);
 	ins(&s, BPF_ALU64 | BPF_ADD | BPF_X, 1, 0, 0, 0);
 	ins(&s, BPF_LDX | BPF_MEM | BPF_B, 0, 1, 0, 0);
 	ins(&s, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 	put("bpf_check", "raw-mem", &s);
 
+	/* Generated instructions around a prologue. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 4 | 16);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
+	for (i = 0; i < 64 * 8; i++)
+		u8(&s, (i * 53 + 5) & 0xff);
+	put("bpf_check", "generated-prologue", &s);
+
+	/* The same below a data_end check of the packet's length. */
+	memset(&s, 0, sizeof(s));
+	u8(&s, 4 | 16 | 32);
+	u8(&s, 40);
+	u8(&s, 0);
+	u8(&s, 9);
+	for (i = 0; i < 48 * 8; i++)
+		u8(&s, (i * 29 + 3) & 0xff);
+	put("bpf_check", "generated-range", &s);
+
 	/* Generated instructions: the same bytes each time. */
 	memset(&s, 0, sizeof(s));
 	u8(&s, 4);
+	u8(&s, 64);
+	u8(&s, 1);
+	u8(&s, 7);
 	for (i = 0; i < 64 * 8; i++)
 		u8(&s, (i * 37 + 11) & 0xff);
 	put("bpf_check", "generated", &s);
