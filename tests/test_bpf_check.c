@@ -910,7 +910,7 @@ static const struct tcase cases[] = {
 	{
 		"an unknown opcode",
 		{ INSN(0x8d, 0, 1, 0, 0), EXIT },
-		REJECT, "insn 0 (<bad opcode 0x8d>): callx",
+		REJECT, "insn 0 (call %r0): callx",
 	},
 	{
 		"a legacy packet load",
@@ -1451,7 +1451,8 @@ static uint64_t suite_run(const struct uxdp_bpf_code *c,
 			  const struct t_bpf_data *d, uint8_t *mem,
 			  struct uxdp_bpf_run *run)
 {
-	memcpy(mem, d->mem, d->mem_len);
+	if (d->mem_len)		/* d->mem is NULL then: memcpy may not */
+		memcpy(mem, d->mem, d->mem_len);
 	*run = (struct uxdp_bpf_run){ .code = c, .mem = mem,
 				      .mem_len = d->mem_len };
 	return uxdp_bpf_interp_run(run, (uintptr_t)mem, d->mem_len);

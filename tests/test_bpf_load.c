@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
+#include <linux/if_ether.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
@@ -97,16 +99,11 @@ static void dump(struct uxdp_bpf_object *obj)
 	}
 }
 
-/*
- * Load @obj, which must succeed as far as this tree goes: until the safety
- * pass and the engines are merged (h-bpf-check, h-bpf-isa), a program
- * linked and accepted by the loader stops there.
- */
 static void load_ok(struct uxdp_bpf_object *obj)
 {
 	int err = uxdp_bpf_object_load(obj);
 
-	if (err != -EOPNOTSUPP || !strstr(uxdp_errmsg(), "not in this build"))
+	if (err)
 		fail_msg("load %s: %d %s", uxdp_bpf_object_name(obj), err,
 			 uxdp_errmsg());
 }
@@ -128,7 +125,7 @@ static const struct bpf_insn *linked(struct uxdp_bpf_object *obj,
 static const char *const corpus_objs[] = {
 	"drop", "pass", "count", "count.v1", "parse_udp", "parse_udp.v1",
 	"macswap", "loop", "loop.v1", "calls", "calls.v1", "rodata", "core",
-	"sections",
+	"sections", "oob", "helpers", "adjust", "printk",
 };
 
 /* Every corpus object opens from its file and from memory (a buffer
@@ -916,6 +913,263 @@ static void test_gen_lookup(void **state)
 	uxdp_bpf_map_free(m);
 }
 
+/* ---- running: uxdp_bpf_prog_test_run through both engines ---------------- */
+
+static const uint32_t engines[] = { UXDP_BPF_ENGINE_INTERP,
+				    UXDP_BPF_ENGINE_JIT };
+
+static struct uxdp_bpf_object *open_engine(const char *name, uint32_t engine)
+{
+	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, o, .engine = engine);
+	struct uxdp_bpf_object *obj = uxdp_bpf_object_open(corpus(name), &o);
+
+	if (!obj)
+		fail_msg("open %s: %s", name, uxdp_errmsg());
+	return obj;
+}
+
+/* Object @name loaded on @engine, and its program @prog (NULL: the
+ * first) as a new reference. */
+static struct uxdp_prog *load_engine(const char *name, uint32_t engine,
+				     const char *prog,
+				     struct uxdp_bpf_object **objp)
+{
+	struct uxdp_bpf_object *obj = open_engine(name, engine);
+	struct uxdp_prog *p;
+
+	load_ok(obj);
+	p = uxdp_bpf_object_prog(obj, prog);
+	if (!p)
+		fail_msg("%s: no prog %s: %s", name, prog ? prog : "(first)",
+			 uxdp_errmsg());
+	*objp = obj;
+	return p;
+}
+
+/* A test packet: Ethernet (dst 02:..:01, src 02:..:02, @proto), then the
+ * bytes 0, 1, 2, ... up to @len. */
+static void t_packet(uint8_t *pkt, uint32_t len, uint16_t proto)
+{
+	static const uint8_t macs[12] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2 };
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		pkt[i] = (uint8_t)i;
+	memcpy(pkt, macs, sizeof(macs));
+	pkt[12] = (uint8_t)(proto >> 8);
+	pkt[13] = (uint8_t)proto;
+}
+
+/* Ethernet, IPv4 (ihl 5, UDP) and UDP to @port, @len bytes in all. */
+static void t_udp_packet(uint8_t *pkt, uint32_t len, uint16_t port)
+{
+	t_packet(pkt, len, ETH_P_IP);
+	pkt[14] = 0x45;
+	pkt[23] = IPPROTO_UDP;
+	pkt[36] = (uint8_t)(port >> 8);
+	pkt[37] = (uint8_t)port;
+}
+
+struct t_run {
+	uint32_t verdict;
+	uint32_t len;		/* packet bytes out, metadata not counted */
+	uint32_t meta;
+	uint8_t out[512];	/* metadata, then the packet */
+};
+
+static struct t_run run_ex(struct uxdp_prog *p, const void *pkt,
+			   uint32_t len, uint32_t queue, uint32_t repeat)
+{
+	struct t_run r;
+	UXDP_DECLARE_OPTS(uxdp_bpf_test_run_opts, o, .data_in = pkt,
+			  .data_size_in = len, .data_out = r.out,
+			  .data_size_out = sizeof(r.out),
+			  .rx_queue_index = queue, .repeat = repeat);
+
+	memset(&r, 0, sizeof(r));
+	if (uxdp_bpf_prog_test_run(p, &o))
+		fail_msg("test run %s: %s", uxdp_prog_name(p), uxdp_errmsg());
+	r.verdict = o.retval;
+	r.meta = o.meta_size;
+	assert_true(o.data_size_out >= o.meta_size);
+	r.len = o.data_size_out - o.meta_size;
+	return r;
+}
+
+static struct t_run run1(struct uxdp_prog *p, const void *pkt, uint32_t len)
+{
+	return run_ex(p, pkt, len, 0, 1);
+}
+
+static uint64_t array_u64(struct uxdp_bpf_object *obj, const char *map,
+			  uint32_t k)
+{
+	struct uxdp_bpf_map *m = uxdp_bpf_object_find_map(obj, map);
+	uint64_t v = 0;
+
+	assert_non_null(m);
+	if (uxdp_bpf_map_lookup(m, &k, &v, 0))
+		fail_msg("lookup %s[%u]: %s", map, k, uxdp_errmsg());
+	return v;
+}
+
+static void info_of(struct uxdp_prog *p, struct uxdp_bpf_prog_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->sz = sizeof(*info);
+	if (uxdp_bpf_prog_info(p, info))
+		fail_msg("info %s: %s", uxdp_prog_name(p), uxdp_errmsg());
+}
+
+/* drop, pass, macswap, calls, core: the verdict and the packet out. */
+static void test_run_verdicts(void **state)
+{
+	uint8_t pkt[128], want[128];
+	size_t e;
+
+	(void)state;
+	for (e = 0; e < ARRAY_SIZE(engines); e++) {
+		struct uxdp_bpf_object *obj;
+		struct uxdp_bpf_prog_info info;
+		struct uxdp_prog *p;
+		struct t_run r;
+
+		t_packet(pkt, 64, ETH_P_IP);
+		p = load_engine("drop", engines[e], NULL, &obj);
+		r = run1(p, pkt, 64);
+		assert_int_equal(r.verdict, XDP_DROP);
+		assert_int_equal(r.len, 64);
+		assert_memory_equal(r.out, pkt, 64);
+		info_of(p, &info);
+		assert_int_equal(info.engine, engines[e]);
+		assert_int_equal(info.runs, 1);
+		assert_int_equal(info.faults, 0);
+		assert_int_equal(info.jit_size > 0,
+				 engines[e] == UXDP_BPF_ENGINE_JIT);
+		uxdp_prog_put(p);
+		uxdp_bpf_object_close(obj);
+
+		p = load_engine("pass", engines[e], NULL, &obj);
+		assert_int_equal(run1(p, pkt, 64).verdict, XDP_PASS);
+		uxdp_prog_put(p);
+		uxdp_bpf_object_close(obj);
+
+		/* macswap: the addresses swapped, the rest as it was. */
+		p = load_engine("macswap", engines[e], NULL, &obj);
+		memcpy(want, pkt, 64);
+		memcpy(want, pkt + 6, 6);
+		memcpy(want + 6, pkt, 6);
+		r = run1(p, pkt, 64);
+		assert_int_equal(r.verdict, XDP_TX);
+		assert_int_equal(r.len, 64);
+		assert_int_equal(r.meta, 0);
+		assert_memory_equal(r.out, want, 64);
+		/* Shorter than an Ethernet header cannot be given; exactly
+		 * one is swapped. */
+		r = run1(p, pkt, 14);
+		assert_int_equal(r.verdict, XDP_TX);
+		assert_memory_equal(r.out, want, 14);
+		uxdp_prog_put(p);
+		uxdp_bpf_object_close(obj);
+
+		/* calls: odd first byte and long: TX; even: PASS; short:
+		 * DROP. */
+		p = load_engine("calls", engines[e], NULL, &obj);
+		pkt[0] = 3;
+		assert_int_equal(run1(p, pkt, 60).verdict, XDP_TX);
+		assert_int_equal(run1(p, pkt, 59).verdict, XDP_DROP);
+		pkt[0] = 2;
+		assert_int_equal(run1(p, pkt, 64).verdict, XDP_PASS);
+		uxdp_prog_put(p);
+		uxdp_bpf_object_close(obj);
+
+		/* core: the length and the queue through CO-RE flavours. */
+		p = load_engine("core", engines[e], NULL, &obj);
+		assert_int_equal(run1(p, pkt, 64).verdict, XDP_PASS);
+		assert_int_equal(run1(p, pkt, 65).verdict, XDP_TX);
+		assert_int_equal(run_ex(p, pkt, 64, 1, 1).verdict, XDP_DROP);
+		uxdp_prog_put(p);
+		uxdp_bpf_object_close(obj);
+	}
+}
+
+/* count, parse_udp, loop: what the maps hold after. */
+static void test_run_maps(void **state)
+{
+	uint8_t pkt[128];
+	size_t e;
+
+	(void)state;
+	for (e = 0; e < ARRAY_SIZE(engines); e++) {
+		struct uxdp_bpf_object *obj;
+		struct uxdp_bpf_map *pc;
+		struct uxdp_prog *p;
+		uint64_t *pv, sum;
+		uint32_t k = 0, i;
+		int n;
+
+		/* count: packets and bytes; the per-CPU count in this
+		 * thread's slot only. */
+		p = load_engine("count", engines[e], NULL, &obj);
+		t_packet(pkt, 100, ETH_P_IP);
+		assert_int_equal(run_ex(p, pkt, 100, 0, 3).verdict, XDP_PASS);
+		assert_int_equal(run1(p, pkt, 60).verdict, XDP_PASS);
+		assert_int_equal(array_u64(obj, "counters", 0), 4);
+		assert_int_equal(array_u64(obj, "counters", 1), 3 * 100 + 60);
+		n = uxdp_bpf_num_possible_cpus();
+		pv = calloc((size_t)n, sizeof(*pv));
+		assert_non_null(pv);
+		pc = uxdp_bpf_object_find_map(obj, "per_cpu");
+		assert_int_equal(uxdp_bpf_map_lookup(pc, &k, pv, 0), 0);
+		for (i = 0, sum = 0; i < (uint32_t)n; i++)
+			sum += pv[i];
+		assert_int_equal(sum, 4);
+		assert_int_equal(pv[uxdp_thread_index()], 4);
+		free(pv);
+		uxdp_prog_put(p);
+		uxdp_bpf_object_close(obj);
+
+		/* parse_udp: UDP dropped and counted by port; truncated
+		 * headers and other protocols passed, nothing counted. */
+		p = load_engine("parse_udp", engines[e], NULL, &obj);
+		t_udp_packet(pkt, 64, 53);
+		assert_int_equal(run1(p, pkt, 64).verdict, XDP_DROP);
+		assert_int_equal(run1(p, pkt, 42).verdict, XDP_DROP);
+		assert_int_equal(array_u64(obj, "port_count", 53), 2);
+		assert_int_equal(run1(p, pkt, 41).verdict, XDP_PASS);
+		assert_int_equal(run1(p, pkt, 33).verdict, XDP_PASS);
+		assert_int_equal(run1(p, pkt, 14).verdict, XDP_PASS);
+		pkt[14] = 0x46;		/* options: not parsed */
+		assert_int_equal(run1(p, pkt, 64).verdict, XDP_PASS);
+		pkt[14] = 0x45;
+		pkt[23] = IPPROTO_TCP;
+		assert_int_equal(run1(p, pkt, 64).verdict, XDP_PASS);
+		t_udp_packet(pkt, 64, 0xffff);
+		pkt[12] = 0x86;		/* IPv6 */
+		assert_int_equal(run1(p, pkt, 64).verdict, XDP_PASS);
+		pkt[12] = 0x08;
+		assert_int_equal(run1(p, pkt, 64).verdict, XDP_DROP);
+		assert_int_equal(array_u64(obj, "port_count", 53), 2);
+		assert_int_equal(array_u64(obj, "port_count", 0xffff), 1);
+		uxdp_prog_put(p);
+		uxdp_bpf_object_close(obj);
+
+		/* loop: the sum of the first 64 bytes, or of all. */
+		p = load_engine("loop", engines[e], NULL, &obj);
+		t_packet(pkt, 100, ETH_P_IP);
+		for (i = 0, sum = 0; i < 64; i++)
+			sum += pkt[i];
+		assert_int_equal(run1(p, pkt, 100).verdict, XDP_PASS);
+		assert_int_equal(array_u64(obj, "sum", 0), sum);
+		for (i = 0, sum = 0; i < 20; i++)
+			sum += pkt[i];
+		assert_int_equal(run1(p, pkt, 20).verdict, XDP_PASS);
+		assert_int_equal(array_u64(obj, "sum", 0), sum);
+		uxdp_prog_put(p);
+		uxdp_bpf_object_close(obj);
+	}
+}
+
 /* T_BPF_DUMP=NAME (a corpus object, or a path): what the loader made. */
 static void test_dump(void **state)
 {
@@ -954,6 +1208,8 @@ int main(void)
 		cmocka_unit_test(test_no_bpf_syscall),
 		cmocka_unit_test(test_helper_names),
 		cmocka_unit_test(test_gen_lookup),
+		cmocka_unit_test(test_run_verdicts),
+		cmocka_unit_test(test_run_maps),
 		cmocka_unit_test(test_dump),
 	};
 

@@ -422,8 +422,10 @@ static const struct uxdp_bpf_helper helpers[] = {
 	       A(MAP), A(KEY), A(VALUE), A(ANY)),
 	HELPER(map_delete_elem, map_delete_elem, INT, A(MAP), A(KEY)),
 	HELPER(ktime_get_ns, ktime_get_ns, INT, A(NONE)),
-	HELPER(trace_printk, trace_printk, INT,
-	       A(MEM), A(SIZE), A(ANY), A(ANY), A(ANY)),
+	/* As the kernel's proto: the arguments after the format are not
+	 * checked (the format says how many it reads; a pointer among them
+	 * is read only where the program may read). */
+	HELPER(trace_printk, trace_printk, INT, A(MEM), A(SIZE)),
 	HELPER(get_prandom_u32, get_prandom_u32, INT, A(NONE)),
 	HELPER(get_smp_processor_id, get_smp_processor_id, INT, A(NONE)),
 	HELPER(xdp_adjust_head, xdp_adjust_head, INT, A(CTX), A(ANY)),

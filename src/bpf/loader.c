@@ -967,15 +967,15 @@ static int prog_scan(const struct uxdp_bpf_object *obj,
 	return 0;
 }
 
-/* The safety pass and the engine: not yet in this tree (h-bpf-check,
- * h-bpf-isa, h-bpf-jit bring them). */
+/* The safety pass and the fixups, then the engine: a struct uxdp_prog. */
 static int prog_finish(struct uxdp_bpf_object *obj,
 		       struct uxdp_bpf_program *p, struct uxdp_bpf_build *b)
 {
-	(void)obj;
-	(void)b;
-	return uxdp_fail(EOPNOTSUPP, "prog %s: linked; the safety pass and "
-			 "the engines are not in this build yet", p->name);
+	int err = uxdp_bpf_prepare(b);
+
+	if (err)
+		return err;
+	return uxdp_bpf_prog_new(obj, b, obj->engine, p->len, &p->prog);
 }
 
 static int obj_load_progs(struct uxdp_bpf_object *obj)

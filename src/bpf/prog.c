@@ -1,30 +1,323 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A loaded eBPF program as a struct uxdp_prog: its run, its counters and
- * its test runs. The engines are not in this tree yet (the safety pass and
- * the interpreter come from h-bpf-check and h-bpf-isa), so no program is
- * one yet: every call here says so.
+ * A loaded eBPF program is an ordinary struct uxdp_prog (the xdp layer
+ * learns nothing of eBPF): its run function calls the engine on the
+ * buffer, its priv is the program's code, engine and counters, and its
+ * destructor (uxdp_prog_create_ex) frees the code and the JIT's memory and
+ * lets go of the object (its maps) when the last reference goes: after
+ * the grace period of the detach or swap that gave the device's back.
+ *
+ * A run that faults (a check found an access outside, the budget ran
+ * out, calls nested too deep) is an XDP_ABORTED verdict, counted with the
+ * instruction as linked; the first is printed once. Counters are per
+ * thread index, each thread's on its own cache line: a run adds to its
+ * own and takes no lock or atomic.
  */
 #include "../internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include <uxdp/bpf.h>
 
 #include "bpf_internal.h"
+#include "../xdp/xdp_internal.h"
+
+struct prog_stats {
+	uint64_t runs;
+	uint64_t aborted;
+	uint64_t faults;
+} __attribute__((aligned(UXDP_CACHE_LINE)));
+
+struct bpf_loaded {
+	struct prog_stats stats[UXDP_MAX_THREADS];
+	struct uxdp_bpf_code *code;
+	struct uxdp_bpf_jit *jit;		/* NULL: interpreted */
+	struct uxdp_bpf_object *obj;		/* a reference: the maps */
+	const struct bpf_insn *linked;		/* the object's, for messages */
+	uint32_t linked_len;
+	struct uxdp_bpf_check_stats check;
+	/* The last fault: kind << 32 | instruction as linked. */
+	uint64_t last_fault;
+	uint32_t fault_printed;
+};
+
+static const char *fault_str(uint32_t fault)
+{
+	switch (fault) {
+	case UXDP_BPF_FAULT_MEM:
+		return "a memory access outside what the program may reach";
+	case UXDP_BPF_FAULT_BUDGET:
+		return "the run's budget of back edges spent (a loop that "
+		       "does not end?)";
+	case UXDP_BPF_FAULT_DEPTH:
+		return "calls nested deeper than 8 frames";
+	case UXDP_BPF_FAULT_INSN:
+		return "an instruction no engine has (a bug of uxdp's)";
+	default:
+		return "a fault";
+	}
+}
+
+static inline struct prog_stats *my_stats(struct bpf_loaded *lp)
+{
+	return &lp->stats[xdp_thread_index() % UXDP_MAX_THREADS];
+}
+
+/* The run ended early: XDP_ABORTED, counted, the first one printed. */
+static __attribute__((noinline, cold)) uint32_t
+prog_fault(struct bpf_loaded *lp, const struct uxdp_bpf_run *run)
+{
+	const struct uxdp_bpf_code *code = lp->code;
+	struct prog_stats *st = my_stats(lp);
+	uint32_t at = run->fault_pc < code->len ? code->orig_idx[run->fault_pc] :
+						  lp->linked_len;
+	char dis[64] = "end";
+
+	st->runs++;
+	st->aborted++;
+	st->faults++;
+	__atomic_store_n(&lp->last_fault, (uint64_t)run->fault << 32 | at,
+			 __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(&lp->fault_printed, 1, __ATOMIC_RELAXED))
+		return UXDP_ABORTED;
+	if (at < lp->linked_len)
+		uxdp_bpf_insn_str(&lp->linked[at], dis, sizeof(dis));
+	uxdp_pr(UXDP_WARN, "bpf: prog %s: insn %u (%s): %s: the run ends as "
+		"XDP_ABORTED (printed once; uxdp_bpf_prog_info counts them)\n",
+		code->name, at, dis, fault_str(run->fault));
+	return UXDP_ABORTED;
+}
+
+static inline uint32_t prog_done(struct bpf_loaded *lp,
+				 const struct uxdp_bpf_run *run, uint64_t r0)
+{
+	struct prog_stats *st;
+
+	if (unlikely(run->fault))
+		return prog_fault(lp, run);
+	st = my_stats(lp);
+	st->runs++;
+	if (unlikely((uint32_t)r0 == UXDP_ABORTED))
+		st->aborted++;
+	return (uint32_t)r0;
+}
+
+static uint32_t run_interp(struct uxdp_buff *ctx, void *priv)
+{
+	struct bpf_loaded *lp = priv;
+	struct uxdp_bpf_run run;
+	uint64_t r0;
+
+	run.code = lp->code;
+	run.ctx = ctx;
+	run.mem = NULL;
+	run.mem_len = 0;
+	r0 = uxdp_bpf_interp_run(&run, (uint64_t)(uintptr_t)ctx, 0);
+	return prog_done(lp, &run, r0);
+}
+
+static uint32_t run_jit(struct uxdp_buff *ctx, void *priv)
+{
+	struct bpf_loaded *lp = priv;
+	struct uxdp_bpf_run run;
+	uint64_t r0;
+
+	r0 = uxdp_bpf_jit_run(lp->jit, &run, (uint64_t)(uintptr_t)ctx, 0);
+	return prog_done(lp, &run, r0);
+}
+
+static void loaded_free(void *priv)
+{
+	struct bpf_loaded *lp = priv;
+
+	/* The JIT before its code (bpf_internal.h). */
+	uxdp_bpf_jit_free(lp->jit);
+	uxdp_bpf_code_free(lp->code);
+	uxdp_bpf_object_put(lp->obj);
+	free(lp);
+}
+
+int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
+		      uint32_t engine, uint32_t linked,
+		      struct uxdp_prog **out)
+{
+	struct bpf_loaded *lp = NULL;
+	struct uxdp_prog *prog;
+	uxdp_prog_fn run = run_interp;
+	int err;
+
+	if (posix_memalign((void **)&lp, UXDP_CACHE_LINE, sizeof(*lp))) {
+		uxdp_bpf_code_free(b->code);
+		b->code = NULL;
+		return uxdp_fail(ENOMEM, "prog %s: out of memory", b->name);
+	}
+	memset(lp, 0, sizeof(*lp));
+	lp->code = b->code;
+	b->code = NULL;
+	lp->linked = b->insns;
+	lp->linked_len = linked;
+	lp->check = b->stats;
+	if (engine != UXDP_BPF_ENGINE_INTERP) {
+		err = uxdp_bpf_jit_compile(lp->code, &lp->jit);
+		if (err && engine == UXDP_BPF_ENGINE_JIT) {
+			loaded_free(lp);
+			return uxdp_fail(-err, "prog %s: the JIT cannot compile "
+					 "it: %s", b->name, uxdp_errmsg());
+		}
+		/* The default engine falls back to the interpreter. */
+		if (err) {
+			uxdp_pr(UXDP_INFO, "bpf: prog %s: interpreted (the JIT: "
+				"%s)\n", b->name, uxdp_errmsg());
+			lp->jit = NULL;
+		} else {
+			run = run_jit;
+		}
+	}
+	prog = uxdp_prog_create_ex(b->name, run, lp, loaded_free);
+	if (!prog) {
+		err = -errno;
+		loaded_free(lp);
+		return err;
+	}
+	/* Only now: loaded_free() lets go of it. */
+	uxdp_bpf_object_get(obj);
+	lp->obj = obj;
+	*out = prog;
+	return 0;
+}
+
+/* @prog's state if it is an eBPF program of a loaded object, else NULL. */
+static struct bpf_loaded *loaded_of(const struct uxdp_prog *prog)
+{
+	if (!prog || (prog->run != run_interp && prog->run != run_jit))
+		return NULL;
+	return prog->priv;
+}
 
 UXDP_EXPORT int uxdp_bpf_prog_info(const struct uxdp_prog *prog,
 				   struct uxdp_bpf_prog_info *info)
 {
-	(void)info;
+	struct bpf_loaded *lp = loaded_of(prog);
+	struct uxdp_bpf_prog_info out;
+	uint64_t last;
+	uint32_t i;
+
 	uxdp_clear_err();
-	return uxdp_fail(EINVAL, "prog %s: not an eBPF program",
-			 prog ? uxdp_prog_name(prog) : "(null)");
+	if (!lp)
+		return uxdp_fail(EINVAL, "prog %s: not an eBPF program",
+				 prog ? prog->name : "(null)");
+	if (!info || !UXDP_OPTS_VALID(info, uxdp_bpf_prog_info))
+		return -EINVAL;
+	memset(&out, 0, sizeof(out));
+	out.engine = lp->jit ? UXDP_BPF_ENGINE_JIT : UXDP_BPF_ENGINE_INTERP;
+	out.insns = lp->linked_len;
+	out.xlated_insns = lp->code->len;
+	out.jit_size = lp->jit ? (uint32_t)uxdp_bpf_jit_size(lp->jit) : 0;
+	out.accesses = lp->check.accesses;
+	out.proven = lp->check.proven;
+	out.checked = lp->check.checked;
+	out.back_edges = lp->check.back_edges;
+	for (i = 0; i < UXDP_MAX_THREADS; i++) {
+		const struct prog_stats *st = &lp->stats[i];
+
+		out.runs += __atomic_load_n(&st->runs, __ATOMIC_RELAXED);
+		out.aborted += __atomic_load_n(&st->aborted, __ATOMIC_RELAXED);
+		out.faults += __atomic_load_n(&st->faults, __ATOMIC_RELAXED);
+	}
+	last = __atomic_load_n(&lp->last_fault, __ATOMIC_RELAXED);
+	out.last_fault = (uint32_t)(last >> 32);
+	out.last_fault_insn = (uint32_t)last;
+	/* The caller's struct may be older (smaller) than ours. */
+	memcpy((char *)info + sizeof(info->sz), (char *)&out + sizeof(out.sz),
+	       MIN(info->sz, sizeof(out)) - sizeof(out.sz));
+	return 0;
+}
+
+/* ---- test runs (BPF_PROG_TEST_RUN) ------------------------------------------- */
+
+#define TEST_FRAME	4096			/* the kernel's page */
+#define TEST_HEADROOM	UXDP_PACKET_HEADROOM
+#define TEST_MAX_DATA	(TEST_FRAME - TEST_HEADROOM - UXDP_FRAME_TAILROOM)
+#define TEST_META_MAX	252
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 UXDP_EXPORT int uxdp_bpf_prog_test_run(const struct uxdp_prog *prog,
 				       struct uxdp_bpf_test_run_opts *opts)
 {
-	(void)opts;
+	struct bpf_loaded *lp = loaded_of(prog);
+	struct uxdp_rxq_info rxq;
+	struct uxdp_buff b;
+	uint32_t size, meta, repeat, i, verdict = 0, out;
+	uint64_t t0, dt;
+	uint8_t *frame;
+	int err = 0;
+
 	uxdp_clear_err();
-	return uxdp_fail(EINVAL, "prog %s: not an eBPF program",
-			 prog ? uxdp_prog_name(prog) : "(null)");
+	if (!lp)
+		return uxdp_fail(EINVAL, "prog %s: not an eBPF program",
+				 prog ? prog->name : "(null)");
+	if (!opts || !UXDP_OPTS_VALID(opts, uxdp_bpf_test_run_opts))
+		return -EINVAL;
+	size = UXDP_OPTS_GET(opts, data_size_in, 0);
+	meta = UXDP_OPTS_GET(opts, meta_size, 0);
+	repeat = UXDP_OPTS_GET(opts, repeat, 1);
+	/* The kernel's: metadata from the headroom in 4-byte steps, a
+	 * packet at least as long as an Ethernet header. */
+	if (meta % 4 || meta > TEST_META_MAX)
+		return uxdp_fail(EINVAL, "prog %s: test run: %u bytes of "
+				 "metadata: a multiple of 4, at most %u",
+				 prog->name, meta, TEST_META_MAX);
+	if (!opts->data_in || size < meta + 14 || size - meta > TEST_MAX_DATA)
+		return uxdp_fail(EINVAL, "prog %s: test run: %u bytes of data "
+				 "(%u of them metadata): the packet must be "
+				 "14 to %u bytes", prog->name, size, meta,
+				 TEST_MAX_DATA);
+	if (posix_memalign((void **)&frame, UXDP_CACHE_LINE, TEST_FRAME))
+		return uxdp_fail(ENOMEM, "prog %s: test run: out of memory",
+				 prog->name);
+	memset(frame, 0, TEST_FRAME);
+	memcpy(frame + TEST_HEADROOM - meta, opts->data_in, size);
+	memset(&rxq, 0, sizeof(rxq));
+	rxq.ifindex = UXDP_OPTS_GET(opts, ingress_ifindex, 0);
+	rxq.queue_index = UXDP_OPTS_GET(opts, rx_queue_index, 0);
+	rxq.mem.type = UXDP_MEM_ALLOC;
+	memset(&b, 0, sizeof(b));
+	b.data_hard_start = frame;
+	b.data_meta = frame + TEST_HEADROOM - meta;
+	b.data = frame + TEST_HEADROOM;
+	b.data_end = (uint8_t *)b.data + (size - meta);
+	b.frame_sz = TEST_FRAME;
+	b.rxq = &rxq;
+	/* The same buffer every time: what a run changes, the next sees. */
+	t0 = mono_ns();
+	for (i = 0; i < repeat; i++)
+		verdict = prog->run(&b, prog->priv);
+	dt = mono_ns() - t0;
+	opts->retval = verdict;
+	opts->duration = (uint32_t)MIN(dt / repeat, (uint64_t)UINT32_MAX);
+	meta = b.data_meta <= b.data ?
+	       (uint32_t)((uint8_t *)b.data - (uint8_t *)b.data_meta) : 0;
+	out = (uint32_t)((uint8_t *)b.data_end - (uint8_t *)b.data) + meta;
+	opts->meta_size = meta;
+	if (opts->data_out) {
+		uint32_t room = opts->data_size_out;
+
+		memcpy(opts->data_out, (uint8_t *)b.data - meta, MIN(room, out));
+		if (room < out)
+			err = uxdp_fail(ENOSPC, "prog %s: test run: %u bytes "
+					"out, room for %u", prog->name, out,
+					room);
+	}
+	opts->data_size_out = out;
+	free(frame);
+	return err;
 }
