@@ -1,0 +1,871 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uxdp-bpf: XDP eBPF objects (clang -target bpf) as uxdp loads them.
+ *
+ *	uxdp-bpf dump [-d] [--json] FILE.o
+ *	uxdp-bpf test [options] FILE.o[:PROG] --packet HEX | --pcap FILE
+ *	uxdp-bpf check FILE.o
+ *
+ * dump: the programs (what the safety pass proved, the engine, the JIT's
+ * code size, with -d the instructions as linked) and the maps. test: a
+ * program run on packets as BPF_PROG_TEST_RUN runs it (the verdict, the
+ * bytes it left), for users' own CI. check: whether every XDP program
+ * loads, each refusal with its reason.
+ *
+ * Each XDP program is loaded in an object of its own (the others left
+ * out), so one the loader refuses does not hide what the others are. The
+ * loading is tools/lib's (bpfprog.c, shared with uxdp-fwd and uxdp-xsk);
+ * the disassembly is the library's own, through its internal header (the
+ * public API has no instruction stream yet).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <uxdp/bpf.h>
+#include <uxdp/uxdp.h>
+
+/* uxdp_bpf_program_insns(), uxdp_bpf_insn_str(), the helpers' and map
+ * types' names: the library's, not exported, linked from its archive. */
+#include "bpf_internal.h"
+
+#include "bpfprog.h"
+#include "params.h"
+#include "pcapfile.h"
+#include "ports.h"
+#include "stats.h"
+#include "tool.h"
+
+#define PROG_NAME	"uxdp-bpf"
+/* The most a test run takes (uxdp_bpf_test_run_opts.data_size_in). */
+#define PKT_MAX		3520
+/* Room for what a program leaves: metadata and the packet it grew. */
+#define OUT_MAX		4096
+
+/* ---- options ------------------------------------------------------------- */
+
+struct bpf_opts {
+	struct tool_opts run;		/* json */
+	bool disasm;
+	const char *engine;
+	const char *packet;
+	const char *pcap;
+	const char *out;
+	const char *expect;
+	uint32_t repeat;
+	uint32_t ifindex;
+	uint32_t queue;
+};
+
+#define OPT(name, key, type, field, mv, lo, hi, help) \
+	TPARAM(name, key, type, struct bpf_opts, field, mv, lo, hi, help)
+#define OPT_ENGINE \
+	OPT("engine", 'e', TPARAM_STR, engine, "ENGINE", 0, 0, TBPF_ENGINE_HELP)
+#define OPT_JSON(what) \
+	OPT("json", 'j', TPARAM_FLAG, run.json, NULL, 0, 0, what)
+
+static const struct tparam dump_defs[] = {
+	OPT("disasm", 'd', TPARAM_FLAG, disasm, NULL, 0, 0,
+	    "each program's instructions as linked (subprograms after it), "
+	    "before the safety pass's fixups"),
+	OPT_ENGINE,
+	OPT_JSON("one JSON object on stdout (default: text)"),
+	TPARAM_HELP_ROW,
+};
+
+static const struct tparam test_defs[] = {
+	OPT("packet", 'p', TPARAM_STR, packet, "HEX", 0, 0,
+	    "the packet, in hex (spaces and ':' between bytes are fine), at "
+	    "most 3520 bytes"),
+	OPT("pcap", 'r', TPARAM_STR, pcap, "FILE", 0, 0,
+	    "every packet of a classic pcap file of Ethernet frames, one run "
+	    "each"),
+	OPT("repeat", 'n', TPARAM_U32, repeat, "N", 1, 1000000000,
+	    "runs per packet on the same buffer, the program's changes "
+	    "carried over (as BPF_PROG_TEST_RUN's repeat); the verdict and "
+	    "the bytes are the last run's (default 1)"),
+	OPT_ENGINE,
+	OPT("out", 'o', TPARAM_STR, out, "FILE", 0, 0,
+	    "write every packet as the program left it to a pcap file "
+	    "(default: none)"),
+	OPT("expect", 'x', TPARAM_STR, expect, "VERDICT", 0, 0,
+	    "exit 1 unless every packet's verdict is VERDICT (aborted, drop, "
+	    "pass, tx or redirect, XDP_ prefix and case optional) (default: "
+	    "any)"),
+	OPT("ifindex", 0, TPARAM_U32, ifindex, "N", 0, UINT32_MAX,
+	    "the context's ingress_ifindex (default 0)"),
+	OPT("queue", 0, TPARAM_U32, queue, "N", 0, UINT32_MAX,
+	    "the context's rx_queue_index (default 0)"),
+	OPT_JSON("JSON lines on stdout: one object per packet, then one "
+		 "with the totals (default: text)"),
+	TPARAM_HELP_ROW,
+};
+
+static const struct tparam check_defs[] = {
+	OPT_ENGINE,
+	TPARAM_HELP_ROW,
+};
+
+static void exit_help(FILE *f)
+{
+	tparams_section(f, "exit status", "0 done (dump, test) or every XDP "
+			"program loads (check); 1 a program refused, a file "
+			"that cannot be read, a run that failed, a verdict "
+			"not the one --expect asked for, or output that "
+			"could not be written; 2 bad usage.");
+}
+
+static void dump_help(FILE *f)
+{
+	static const char *const ex[] = { "dump -d fw.o", "dump --json fw.o",
+					  NULL };
+
+	exit_help(f);
+	tparams_examples(f, PROG_NAME, ex);
+}
+
+static void test_help(FILE *f)
+{
+	static const char *const ex[] = {
+		"test drop.o --packet 0011223344550a0b0c0d0e0f0800",
+		"test fw.o:xdp_fw --pcap in.pcap --out out.pcap",
+		"test fw.o --pcap attack.pcap --expect drop",
+		NULL,
+	};
+
+	tparams_section(f, "output", "Per packet: its number and length, "
+			"the verdict, and when the program changed the bytes "
+			"(or their length), the packet as it left, in hex. "
+			"Then the totals per verdict, and the program's "
+			"counters: runs, aborted runs and faults (a memory "
+			"access outside what the program may touch, a loop "
+			"past its budget), the last fault's instruction.");
+	exit_help(f);
+	tparams_examples(f, PROG_NAME, ex);
+}
+
+static void check_help(FILE *f)
+{
+	static const char *const ex[] = { "check fw.o", NULL };
+
+	tparams_section(f, "output", "A line per program: \"NAME: ok\" with "
+			"the engine, or \"NAME: refused: \" and the loader's "
+			"reason (the program, the instruction and why); "
+			"programs of other types are listed as skipped.");
+	exit_help(f);
+	tparams_examples(f, PROG_NAME, ex);
+}
+
+static struct tparams dump_params = {
+	.prog = PROG_NAME " dump",
+	.synopsis = "[options] FILE.o",
+	.about = "The object's programs (section, type, instructions, the "
+		 "engine and the JIT's code size, the memory accesses the "
+		 "safety pass proved in bounds and those it checks at run "
+		 "time, the back edges counted against the budget; a refused "
+		 "program's reason) and its maps (type, key and value size, "
+		 "entries).",
+	TPARAMS_DEFS(dump_defs),
+	.more_help = dump_help,
+};
+
+static struct tparams test_params = {
+	.prog = PROG_NAME " test",
+	.synopsis = "[options] FILE.o[:PROG] --packet HEX | --pcap FILE",
+	.about = "Run program PROG of FILE.o (default: its first XDP "
+		 "program) on each packet, as the kernel's BPF_PROG_TEST_RUN "
+		 "does: a copy in a buffer of its own with 256 bytes of "
+		 "headroom, nothing sent or redirected.",
+	TPARAMS_DEFS(test_defs),
+	.more_help = test_help,
+};
+
+static struct tparams check_params = {
+	.prog = PROG_NAME " check",
+	.synopsis = "[options] FILE.o",
+	.about = "Load every XDP program of FILE.o, each on its own: exit 0 "
+		 "if every one loads, else each refusal and exit 1.",
+	TPARAMS_DEFS(check_defs),
+	.more_help = check_help,
+};
+
+/* ---- what the object has -------------------------------------------------- */
+
+/* A program type's name as libbpf spells it, for those an XDP object
+ * has beside its XDP programs; else the kernel's number. */
+static const char *type_name(uint32_t type, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[BPF_PROG_TYPE_SOCKET_FILTER] = "socket_filter",
+		[BPF_PROG_TYPE_KPROBE] = "kprobe",
+		[BPF_PROG_TYPE_SCHED_CLS] = "sched_cls",
+		[BPF_PROG_TYPE_SCHED_ACT] = "sched_act",
+		[BPF_PROG_TYPE_TRACEPOINT] = "tracepoint",
+		[BPF_PROG_TYPE_XDP] = "xdp",
+		[BPF_PROG_TYPE_PERF_EVENT] = "perf_event",
+		[BPF_PROG_TYPE_RAW_TRACEPOINT] = "raw_tracepoint",
+		[BPF_PROG_TYPE_TRACING] = "tracing",
+	};
+
+	if (type < sizeof(names) / sizeof(names[0]) && names[type])
+		return names[type];
+	snprintf(buf, len, "type %u", type);
+	return buf;
+}
+
+/* Open @file for its list of programs and maps, or NULL after a message. */
+static struct uxdp_bpf_object *open_object(const char *file)
+{
+	struct uxdp_bpf_object *obj = uxdp_bpf_object_open(file, NULL);
+
+	if (!obj)
+		tmsg(PROG_NAME, "%s: %s", file, tports_why(errno));
+	return obj;
+}
+
+/* Program @name of @file loaded on its own, or the reason it is not. */
+static int load_alone(const char *file, const char *name, uint32_t engine,
+		      struct tbpf_prog *lp, char *why, size_t len)
+{
+	struct tbpf_spec s = { .name = name };
+
+	snprintf(s.file, sizeof(s.file), "%s", file);
+	return tbpf_try_load(&s, engine, lp, why, len);
+}
+
+/* ---- dump ------------------------------------------------------------------ */
+
+/* The name of map @idx of @obj (lddw's map[N]), or NULL. */
+static const char *map_name_at(const struct uxdp_bpf_object *obj,
+			       int32_t idx)
+{
+	const struct uxdp_bpf_map *m = NULL;
+	int32_t i = 0;
+
+	while ((m = uxdp_bpf_object_next_map(obj, m)))
+		if (i++ == idx)
+			return uxdp_bpf_map_name(m);
+	return NULL;
+}
+
+/* Instruction @i's text, with what it refers to: a map's name, a
+ * helper's. Returns the slots it takes (2 for lddw). */
+static unsigned int insn_text(const struct tbpf_prog *lp,
+			      const struct bpf_insn *in, uint32_t left,
+			      char *buf, size_t len)
+{
+	unsigned int slots = in->code == (BPF_LD | BPF_IMM | BPF_DW) &&
+			     left > 1 ? 2 : 1;
+	char hb[64];
+	const char *m;
+	int n;
+
+	n = uxdp_bpf_insn_str(in, buf, len);
+	if (n < 0 || (size_t)n >= len)
+		return slots;
+	if (slots == 2 && (in->src_reg == BPF_PSEUDO_MAP_IDX ||
+			   in->src_reg == BPF_PSEUDO_MAP_IDX_VALUE) &&
+	    (m = map_name_at(lp->obj, in->imm)))
+		snprintf(buf + n, len - (size_t)n, "\t; %s", m);
+	else if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == 0)
+		snprintf(buf + n, len - (size_t)n, "\t; %s",
+			 uxdp_bpf_helper_name((uint32_t)in->imm, hb,
+					      sizeof(hb)));
+	return slots;
+}
+
+static void dump_disasm(const struct tbpf_prog *lp, bool json)
+{
+	uint32_t i, len = 0;
+	const struct bpf_insn *insns = uxdp_bpf_program_insns(lp->bprog,
+							       &len);
+	char buf[256];
+
+	if (json)
+		printf(",\"disasm\":[");
+	for (i = 0; insns && i < len;) {
+		uint32_t at = i;
+
+		i += insn_text(lp, &insns[i], len - i, buf, sizeof(buf));
+		if (json) {
+			printf("%s{\"insn\":%u,\"text\":", at ? "," : "", at);
+			tjson_str(stdout, buf);
+			printf("}");
+		} else {
+			printf("  %5u: %s\n", at, buf);
+		}
+	}
+	if (json)
+		printf("]");
+}
+
+static void dump_loaded(const struct tbpf_prog *lp,
+			const struct uxdp_bpf_prog_info *in, bool json)
+{
+	char a[32];
+
+	if (json) {
+		printf(",\"loaded\":true,\"engine\":\"%s\",\"insns\":%u,"
+		       "\"xlated_insns\":%u,\"jit_size\":%u,\"accesses\":%u,"
+		       "\"proven\":%u,\"checked\":%u,\"back_edges\":%u",
+		       tbpf_engine_name(in->engine), in->insns,
+		       in->xlated_insns, in->jit_size, in->accesses,
+		       in->proven, in->checked, in->back_edges);
+		return;
+	}
+	printf("  %u insns (%u after fixups), engine %s", in->insns,
+	       in->xlated_insns, tbpf_engine_name(in->engine));
+	if (in->jit_size)
+		printf(", %s bytes of machine code",
+		       tstats_fmt_count(a, sizeof(a), in->jit_size));
+	printf("\n  memory accesses: %u, %u proven, %u checked; back edges: "
+	       "%u\n", in->accesses, in->proven, in->checked, in->back_edges);
+	(void)lp;
+}
+
+static void dump_program(const struct bpf_opts *o, const char *file,
+			 const struct uxdp_bpf_program *p, uint32_t engine,
+			 bool first)
+{
+	uint32_t type = uxdp_bpf_program_type(p);
+	bool xdp = type == TBPF_PROG_TYPE_XDP;
+	struct uxdp_bpf_prog_info in = { .sz = sizeof(in) };
+	struct tbpf_prog lp;
+	char why[1024], tb[32];
+	int err = -1;
+
+	if (xdp) {
+		err = load_alone(file, uxdp_bpf_program_name(p), engine, &lp,
+				 why, sizeof(why));
+		if (!err && uxdp_bpf_prog_info(lp.prog, &in)) {
+			snprintf(why, sizeof(why), "info: %s",
+				 tports_why(errno));
+			err = -1;
+		}
+	}
+	if (o->run.json) {
+		printf("%s{\"name\":", first ? "" : ",");
+		tjson_str(stdout, uxdp_bpf_program_name(p));
+		printf(",\"section\":");
+		tjson_str(stdout, uxdp_bpf_program_section(p));
+		printf(",\"type\":%u,\"xdp\":%s", type, xdp ? "true" : "false");
+	} else {
+		printf("program %s: section %s, %s\n",
+		       uxdp_bpf_program_name(p), uxdp_bpf_program_section(p),
+		       type_name(type, tb, sizeof(tb)));
+	}
+	if (!xdp) {
+		if (o->run.json)
+			printf(",\"loaded\":false}");
+		else
+			printf("  not XDP: not loaded\n");
+		return;
+	}
+	if (err) {
+		if (o->run.json) {
+			printf(",\"loaded\":false,\"refused\":");
+			tjson_str(stdout, why);
+			printf("}");
+		} else {
+			printf("  refused: %s\n", why);
+		}
+		tbpf_close(&lp);
+		return;
+	}
+	dump_loaded(&lp, &in, o->run.json);
+	if (o->disasm)
+		dump_disasm(&lp, o->run.json);
+	if (o->run.json)
+		printf("}");
+	tbpf_close(&lp);
+}
+
+static void dump_map(const struct uxdp_bpf_map *m, bool json, bool first)
+{
+	char tb[64];
+	const char *type = uxdp_bpf_map_type_str(uxdp_bpf_map_type(m), tb,
+						 sizeof(tb));
+
+	if (json) {
+		printf("%s{\"name\":", first ? "" : ",");
+		tjson_str(stdout, uxdp_bpf_map_name(m));
+		printf(",\"type\":");
+		tjson_str(stdout, type);
+		printf(",\"type_id\":%u,\"key_size\":%u,\"value_size\":%u,"
+		       "\"max_entries\":%u,\"flags\":%u}",
+		       uxdp_bpf_map_type(m), uxdp_bpf_map_key_size(m),
+		       uxdp_bpf_map_value_size(m),
+		       uxdp_bpf_map_max_entries(m), uxdp_bpf_map_flags(m));
+		return;
+	}
+	printf("map %s: %s, key %u, value %u, max_entries %u", uxdp_bpf_map_name(m),
+	       type, uxdp_bpf_map_key_size(m), uxdp_bpf_map_value_size(m),
+	       uxdp_bpf_map_max_entries(m));
+	if (uxdp_bpf_map_flags(m))
+		printf(", flags 0x%x", uxdp_bpf_map_flags(m));
+	printf("\n");
+}
+
+static int cmd_dump(struct tool *t, struct bpf_opts *o, int argc,
+		    char **argv, int first)
+{
+	uint32_t engine = tbpf_engine_parse(&dump_params, o->engine);
+	const struct uxdp_bpf_program *p = NULL;
+	const struct uxdp_bpf_map *m = NULL;
+	struct uxdp_bpf_object *obj;
+	const char *file;
+	bool one = true;
+
+	if (argc - first != 1)
+		tparams_fail(&dump_params, "want one FILE.o");
+	file = argv[first];
+	obj = open_object(file);
+	if (!obj)
+		return 1;
+	if (o->run.json) {
+		printf("{\"object\":");
+		tjson_str(stdout, file);
+		printf(",\"programs\":[");
+	}
+	while ((p = uxdp_bpf_object_next_program(obj, p))) {
+		dump_program(o, file, p, engine, one);
+		one = false;
+		tool_check_output(t);
+	}
+	if (o->run.json)
+		printf("],\"maps\":[");
+	one = true;
+	while ((m = uxdp_bpf_object_next_map(obj, m))) {
+		dump_map(m, o->run.json, one);
+		one = false;
+	}
+	if (o->run.json)
+		printf("]}\n");
+	uxdp_bpf_object_close(obj);
+	return 0;
+}
+
+/* ---- check ----------------------------------------------------------------- */
+
+static int cmd_check(struct tool *t, struct bpf_opts *o, int argc,
+		     char **argv, int first)
+{
+	uint32_t engine = tbpf_engine_parse(&check_params, o->engine);
+	const struct uxdp_bpf_program *p = NULL;
+	unsigned int nxdp = 0, refused = 0;
+	struct uxdp_bpf_object *obj;
+	const char *file;
+
+	(void)t;
+	if (argc - first != 1)
+		tparams_fail(&check_params, "want one FILE.o");
+	file = argv[first];
+	obj = open_object(file);
+	if (!obj)
+		return 1;
+	while ((p = uxdp_bpf_object_next_program(obj, p))) {
+		const char *name = uxdp_bpf_program_name(p);
+		struct uxdp_bpf_prog_info in = { .sz = sizeof(in) };
+		struct tbpf_prog lp;
+		char why[1024], tb[32];
+
+		if (uxdp_bpf_program_type(p) != TBPF_PROG_TYPE_XDP) {
+			printf("%s: skipped (section %s, %s: not XDP)\n", name,
+			       uxdp_bpf_program_section(p),
+			       type_name(uxdp_bpf_program_type(p), tb,
+					 sizeof(tb)));
+			continue;
+		}
+		nxdp++;
+		if (load_alone(file, name, engine, &lp, why, sizeof(why))) {
+			printf("%s: refused: %s\n", name, why);
+			refused++;
+		} else if (!uxdp_bpf_prog_info(lp.prog, &in)) {
+			printf("%s: ok (%u insns, %s)\n", name, in.insns,
+			       tbpf_engine_name(in.engine));
+		} else {
+			printf("%s: ok\n", name);
+		}
+		tbpf_close(&lp);
+	}
+	uxdp_bpf_object_close(obj);
+	/* The lines above before the summary, also through a pipe. */
+	fflush(stdout);
+	if (!nxdp) {
+		tmsg(PROG_NAME, "%s: no XDP program in the object", file);
+		return 1;
+	}
+	if (refused)
+		tmsg(PROG_NAME, "%s: %u of %u XDP program%s refused", file,
+		     refused, nxdp, nxdp == 1 ? "" : "s");
+	return refused ? 1 : 0;
+}
+
+/* ---- test ------------------------------------------------------------------- */
+
+static int hexval(int c)
+{
+	return isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
+}
+
+/* --packet HEX into @buf; its length. Bad usage exits 2. */
+static uint32_t parse_hex(const char *s, uint8_t *buf)
+{
+	uint32_t n = 0;
+	int hi = -1;
+
+	for (; *s; s++) {
+		if (*s == ' ' || *s == ':' || *s == '\t' || *s == '\n')
+			continue;
+		if (!isxdigit((unsigned char)*s))
+			tparams_fail(&test_params, "--packet: '%c' is not a "
+				     "hex digit", *s);
+		if (hi < 0) {
+			hi = hexval((unsigned char)*s);
+			continue;
+		}
+		if (n == PKT_MAX)
+			tparams_fail(&test_params, "--packet: more than %u "
+				     "bytes", PKT_MAX);
+		buf[n++] = (uint8_t)(hi << 4 | hexval((unsigned char)*s));
+		hi = -1;
+	}
+	if (hi >= 0)
+		tparams_fail(&test_params, "--packet: an odd number of hex "
+			     "digits");
+	if (!n)
+		tparams_fail(&test_params, "--packet: no bytes");
+	return n;
+}
+
+/* --expect: a verdict's name, any case, XDP_ or not. */
+static int parse_verdict(const char *s)
+{
+	uint32_t v;
+
+	if (!strncasecmp(s, "XDP_", 4))
+		s += 4;
+	for (v = 0; v < TBPF_NVERDICTS; v++)
+		if (!strcasecmp(s, tbpf_verdict_name(v)))
+			return (int)v;
+	tparams_fail(&test_params, "--expect '%s': aborted, drop, pass, tx "
+		     "or redirect", s);
+}
+
+struct test_run {
+	struct tool *t;
+	const struct bpf_opts *o;
+	struct tbpf_prog lp;
+	FILE *out;
+	int expect;			/* -1: any */
+	uint64_t packets, runs, changed, unexpected;
+	uint64_t v[TBPF_NVERDICTS];
+	uint8_t obuf[OUT_MAX];
+};
+
+static void put_hex(const uint8_t *p, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		printf("%02x", p[i]);
+}
+
+static const char *upper_verdict(uint32_t v, char *buf, size_t len)
+{
+	const char *n = tbpf_verdict_name(v);
+	size_t i;
+
+	snprintf(buf, len, "XDP_%s", n);
+	for (i = 4; buf[i]; i++)
+		buf[i] = (char)toupper((unsigned char)buf[i]);
+	return buf;
+}
+
+/* One packet through the program. 0, or 1 after a message. */
+static int test_one(struct test_run *r, const struct pcap_pkt *pkt)
+{
+	const struct bpf_opts *o = r->o;
+	struct uxdp_bpf_test_run_opts t = {
+		.sz = sizeof(t),
+		.data_in = pkt->data,
+		.data_size_in = pkt->len,
+		.data_out = r->obuf,
+		.data_size_out = sizeof(r->obuf),
+		.ingress_ifindex = o->ifindex,
+		.rx_queue_index = o->queue,
+		.repeat = o->repeat,
+	};
+	const uint8_t *data;
+	uint32_t len, v;
+	char vb[32];
+	bool changed;
+	int err;
+
+	r->packets++;
+	if (pkt->len > PKT_MAX) {
+		tmsg(PROG_NAME, "packet %llu: %u bytes: a test run takes at "
+		     "most %u", (unsigned long long)r->packets, pkt->len,
+		     PKT_MAX);
+		return 1;
+	}
+	err = uxdp_bpf_prog_test_run(r->lp.prog, &t);
+	if (err) {
+		tmsg(PROG_NAME, "packet %llu: %s", (unsigned long long)r->packets,
+		     tports_why(err));
+		return 1;
+	}
+	v = t.retval < TBPF_NVERDICTS ? t.retval : UXDP_ABORTED;
+	r->v[v]++;
+	r->runs += o->repeat ? o->repeat : 1;
+	/* What the program left: its metadata, then the packet. */
+	data = r->obuf + t.meta_size;
+	len = t.data_size_out - t.meta_size;
+	changed = t.meta_size || len != pkt->len ||
+		  memcmp(data, pkt->data, len);
+	r->changed += changed;
+	if (o->run.json) {
+		printf("{\"type\":\"packet\",\"index\":%llu,\"len\":%u,"
+		       "\"verdict\":\"%s\",\"retval\":%u,\"ns_per_run\":%u,"
+		       "\"changed\":%s", (unsigned long long)r->packets,
+		       pkt->len, tbpf_verdict_name(v), t.retval, t.duration,
+		       changed ? "true" : "false");
+		if (changed) {
+			printf(",\"out_len\":%u,\"out\":\"", len);
+			put_hex(data, len);
+			printf("\"");
+			if (t.meta_size) {
+				printf(",\"meta\":\"");
+				put_hex(r->obuf, t.meta_size);
+				printf("\"");
+			}
+		}
+		printf("}\n");
+	} else {
+		printf("packet %llu (%u bytes): %s",
+		       (unsigned long long)r->packets, pkt->len,
+		       upper_verdict(v, vb, sizeof(vb)));
+		if (t.retval != v)
+			printf(" (returned %u)", t.retval);
+		if (o->repeat > 1)
+			printf(", %u runs, %u ns per run", o->repeat,
+			       t.duration);
+		printf("\n");
+		if (changed) {
+			printf("  out (%u bytes): ", len);
+			put_hex(data, len);
+			printf("\n");
+			if (t.meta_size) {
+				printf("  meta (%u bytes): ", t.meta_size);
+				put_hex(r->obuf, t.meta_size);
+				printf("\n");
+			}
+		}
+	}
+	tool_check_output(r->t);
+	if (r->expect >= 0 && (int)v != r->expect)
+		r->unexpected++;
+	if (r->out) {
+		struct pcap_pkt w = *pkt;
+
+		w.data = data;
+		w.len = len;
+		w.orig_len = len;
+		if (pcap_out_write(r->out, &w, 0)) {
+			tmsg(PROG_NAME, "--out %s: %s", o->out,
+			     strerror(errno));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int test_packets(struct test_run *r)
+{
+	const struct bpf_opts *o = r->o;
+	struct pcap_pkt pkt = { 0 };
+	struct pcap_in in;
+	char why[512];
+	int rc = 0, n;
+
+	if (o->packet) {
+		static uint8_t buf[PKT_MAX];
+
+		pkt.len = parse_hex(o->packet, buf);
+		pkt.orig_len = pkt.len;
+		pkt.data = buf;
+		return test_one(r, &pkt);
+	}
+	if (pcap_in_open(&in, o->pcap, why, sizeof(why))) {
+		tmsg(PROG_NAME, "--pcap %s", why);
+		return 1;
+	}
+	while (!rc && (n = pcap_in_next(&in, &pkt, why, sizeof(why))) > 0)
+		rc = test_one(r, &pkt);
+	if (!rc && n < 0) {
+		tmsg(PROG_NAME, "--pcap %s: %s", o->pcap, why);
+		rc = 1;
+	}
+	pcap_in_close(&in);
+	return rc;
+}
+
+static void test_totals(struct test_run *r)
+{
+	char a[32], b[32];
+	unsigned int v;
+
+	if (r->o->run.json) {
+		printf("{\"type\":\"totals\",\"packets\":%llu,\"runs\":%llu,"
+		       "\"changed\":%llu,\"verdicts\":{",
+		       (unsigned long long)r->packets,
+		       (unsigned long long)r->runs,
+		       (unsigned long long)r->changed);
+		for (v = 0; v < TBPF_NVERDICTS; v++)
+			printf("%s\"%s\":%llu", v ? "," : "",
+			       tbpf_verdict_name(v),
+			       (unsigned long long)r->v[v]);
+		printf("},\"prog\":");
+		tbpf_report_json(stdout, &r->lp, NULL);
+		printf("}\n");
+		return;
+	}
+	printf("totals: %s packet%s, %s changed",
+	       tstats_fmt_count(a, sizeof(a), r->packets),
+	       r->packets == 1 ? "" : "s",
+	       tstats_fmt_count(b, sizeof(b), r->changed));
+	for (v = 0; v < TBPF_NVERDICTS; v++)
+		if (r->v[v])
+			printf(", %s %s", tbpf_verdict_name(v),
+			       tstats_fmt_count(a, sizeof(a), r->v[v]));
+	printf("\n");
+	tbpf_report_text(stdout, &r->lp, NULL);
+}
+
+static int cmd_test(struct tool *t, struct bpf_opts *o, int argc,
+		    char **argv, int first)
+{
+	uint32_t engine = tbpf_engine_parse(&test_params, o->engine);
+	static struct test_run r;
+	struct tbpf_spec spec;
+	int rc;
+
+	if (argc - first != 1)
+		tparams_fail(&test_params, "want one FILE.o[:PROG]");
+	if (!o->packet == !o->pcap)
+		tparams_fail(&test_params, "give the packets: --packet HEX or "
+			     "--pcap FILE (one of them)");
+	r.t = t;
+	r.o = o;
+	r.expect = o->expect ? parse_verdict(o->expect) : -1;
+	tbpf_spec_parse(&test_params, "", argv[first], &spec);
+	if (o->packet) {
+		/* Bad hex is bad usage: said before anything is loaded. */
+		static uint8_t probe[PKT_MAX];
+
+		parse_hex(o->packet, probe);
+	}
+	if (tbpf_load(PROG_NAME, "", &spec, engine, &r.lp)) {
+		tbpf_close(&r.lp);
+		return 1;
+	}
+	if (o->out) {
+		r.out = pcap_out_open(o->out);
+		if (!r.out) {
+			tmsg(PROG_NAME, "--out %s: %s", o->out,
+			     strerror(errno));
+			tbpf_close(&r.lp);
+			return 1;
+		}
+	}
+	rc = test_packets(&r);
+	if (!rc)
+		test_totals(&r);
+	if (r.out && fclose(r.out) && !rc) {
+		tmsg(PROG_NAME, "--out %s: %s", o->out, strerror(errno));
+		rc = 1;
+	}
+	if (!rc && r.unexpected) {
+		tmsg(PROG_NAME, "%llu of %llu packets not %s",
+		     (unsigned long long)r.unexpected,
+		     (unsigned long long)r.packets,
+		     tbpf_verdict_name((uint32_t)r.expect));
+		rc = 1;
+	}
+	tbpf_close(&r.lp);
+	return rc;
+}
+
+/* ---- main ------------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	struct tparams *params;
+	int (*run)(struct tool *t, struct bpf_opts *o, int argc, char **argv,
+		   int first);
+	const char *help;
+} commands[] = {
+	{ "dump", &dump_params, cmd_dump,
+	  "the programs (what the safety pass proved, the engine, the JIT's "
+	  "size, -d the instructions) and the maps" },
+	{ "test", &test_params, cmd_test,
+	  "run a program on packets (--packet HEX, --pcap FILE): verdicts, "
+	  "the bytes it left" },
+	{ "check", &check_params, cmd_check,
+	  "load every XDP program: exit 0 if all load, else each refusal" },
+};
+
+#define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	unsigned int i;
+
+	fprintf(f, "usage: %s COMMAND [options] FILE.o ...\n\n", PROG_NAME);
+	tparams_wrap(f, 0, 0, "XDP eBPF objects as clang writes them, loaded "
+		     "as uxdp runs them: no kernel, no root. Each command "
+		     "takes --help.");
+	fprintf(f, "\ncommands:\n");
+	for (i = 0; i < NCOMMANDS; i++) {
+		fprintf(f, "  %-8s", commands[i].name);
+		tparams_wrap(f, 10, 10, commands[i].help);
+	}
+	exit_help(f);
+	fprintf(f, "\nSee %s(1).\n", PROG_NAME);
+}
+
+int main(int argc, char **argv)
+{
+	static struct bpf_opts o;
+	static struct tool t = TOOL_INIT(PROG_NAME, &o.run);
+	unsigned int i;
+	int first;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return tool_exit(&t, 0);
+	}
+	for (i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			break;
+	if (i == NCOMMANDS) {
+		tmsg(PROG_NAME, "unknown command '%s' (dump, test, check)",
+		     argv[1]);
+		fprintf(stderr, "Try '%s --help'.\n", PROG_NAME);
+		return 2;
+	}
+	o.repeat = 1;
+	/* The command's own argv: its name is argv[0] to getopt. */
+	first = tparams_parse(commands[i].params, argc - 1, argv + 1, &o);
+	return tool_exit(&t, commands[i].run(&t, &o, argc - 1, argv + 1,
+					     first));
+}
