@@ -41,7 +41,9 @@
 #include "tool.h"
 
 #define PROG_NAME	"uxdp-bpf"
-/* The most a test run takes (uxdp_bpf_test_run_opts.data_size_in). */
+/* What a test run takes (uxdp_bpf_test_run_opts.data_size_in): an
+ * Ethernet header at least, as the kernel's. */
+#define PKT_MIN		14
 #define PKT_MAX		3520
 /* Room for what a program leaves: metadata and the packet it grew. */
 #define OUT_MAX		4096
@@ -79,8 +81,8 @@ static const struct tparam dump_defs[] = {
 
 static const struct tparam test_defs[] = {
 	OPT("packet", 'p', TPARAM_STR, packet, "HEX", 0, 0,
-	    "the packet, in hex (spaces and ':' between bytes are fine), at "
-	    "most 3520 bytes"),
+	    "the packet, in hex (spaces and ':' between bytes are fine), 14 "
+	    "(an Ethernet header) to 3520 bytes"),
 	OPT("pcap", 'r', TPARAM_STR, pcap, "FILE", 0, 0,
 	    "every packet of a classic pcap file of Ethernet frames, one run "
 	    "each"),
@@ -539,6 +541,10 @@ static uint32_t parse_hex(const char *s, uint8_t *buf)
 			     "digits");
 	if (!n)
 		tparams_fail(&test_params, "--packet: no bytes");
+	if (n < PKT_MIN)
+		tparams_fail(&test_params, "--packet: %u byte%s: at least %u "
+			     "(an Ethernet header)", n, n == 1 ? "" : "s",
+			     PKT_MIN);
 	return n;
 }
 
