@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Shared by the tools' shell tests (test_fwd.sh, test_xsk_tool.sh), sourced
-# after setting:
+# Shared by the tools' shell tests (test_fwd.sh, test_xsk_tool.sh,
+# test_bpf_tool.sh), sourced after setting:
 #	tool		the binary under test
 #	tool_name	its name, for messages
 #	tool_timeout	seconds a run may take before it is killed
 # Gives: $tmp (removed at exit), $bg_pid and $ns (a background process this
 # script started and a network namespace it made, both cleaned up at exit),
-# $failed, fail, run_tool, expect, sanitizer_check and signal_stop.
+# $failed, fail, run_tool, expect, json_ok, sanitizer_check and
+# signal_stop.
 tmp=$(mktemp -d)
 bg_pid=
 ns=
@@ -28,6 +29,23 @@ trap cleanup EXIT
 fail() {
 	echo "FAIL: $*"
 	failed=1
+}
+
+# json_ok FILE WHAT EXPR...: keep FILE (JSON lines), what it is and the
+# Python expressions that must hold of it, for the script's own
+# json_check_all, which checks them all at once over $njson files
+# ($tmp/json.N, .what, .expr): one Python start-up, so the test stays fast
+# on a loaded machine.
+njson=0
+json_ok() {
+	njson=$((njson + 1))
+	cp "$1" "$tmp/json.$njson"
+	printf '%s\n' "$2" >"$tmp/json.$njson.what"
+	shift 2
+	: >"$tmp/json.$njson.expr"
+	for _expr in "$@"; do
+		printf '%s\n' "$_expr" >>"$tmp/json.$njson.expr"
+	done
 }
 
 # Nothing may hang the test: every run is bounded (killed after

@@ -18,22 +18,10 @@ run_fwd() {
 	run_tool "$@"
 }
 
-# json_ok FILE WHAT EXPR...: FILE is JSON lines, intervals then one totals
-# object (t; P is its ports by name, iv the intervals), every port's
-# outcomes add up, the audit found nothing misplaced, and each Python EXPR
-# holds. Checked all at once by json_check_all (one Python start-up: the
-# test stays fast on a loaded machine).
-njson=0
-json_ok() {
-	njson=$((njson + 1))
-	cp "$1" "$tmp/json.$njson"
-	printf '%s\n' "$2" >"$tmp/json.$njson.what"
-	shift 2
-	: >"$tmp/json.$njson.expr"
-	for e in "$@"; do
-		printf '%s\n' "$e" >>"$tmp/json.$njson.expr"
-	done
-}
+# json_ok FILE WHAT EXPR... (t_tool.sh): FILE is JSON lines, intervals
+# then one totals object (t; P is its ports by name, iv the intervals),
+# every port's outcomes add up, the audit found nothing misplaced, and
+# each Python EXPR holds, as json_check_all checks.
 
 json_check_all() {
 	python3 - "$tmp" "$njson" <<'PY' || failed=1

@@ -21,22 +21,11 @@ run_xsk() {
 	run_tool "$@"
 }
 
-# json_ok FILE WHAT EXPR...: FILE is JSON lines, intervals then one totals
-# object t, in which S is the sockets by queue, P the port, R the peer (or
-# None), F the feeds and iv the intervals; every socket's audit placed
-# every chunk exactly once, the sums add up, and each Python EXPR holds.
-# Checked all at once by json_check_all (one Python start-up).
-njson=0
-json_ok() {
-	njson=$((njson + 1))
-	cp "$1" "$tmp/json.$njson"
-	printf '%s\n' "$2" >"$tmp/json.$njson.what"
-	shift 2
-	: >"$tmp/json.$njson.expr"
-	for e in "$@"; do
-		printf '%s\n' "$e" >>"$tmp/json.$njson.expr"
-	done
-}
+# json_ok FILE WHAT EXPR... (t_tool.sh): FILE is JSON lines, intervals
+# then one totals object t, in which S is the sockets by queue, P the
+# port, R the peer (or None), F the feeds and iv the intervals; every
+# socket's audit placed every chunk exactly once, the sums add up, and
+# each Python EXPR holds, as json_check_all checks.
 
 json_check_all() {
 	python3 - "$tmp" "$njson" <<'PY' || failed=1
