@@ -6,15 +6,19 @@
 # (verdicts, output bytes, repeat, faults counted, pcap in and out,
 # --expect). Then --prog FILE.o[:NAME] of uxdp-fwd and uxdp-xsk on
 # in-process ports (null:, pcap:) with exact totals, and their clear
-# errors for a file, a name or a program that cannot be had.
+# errors for a file, a name or a program that cannot be had. run (the
+# bpf_conformance plugin) on programs of its own and on a sample of the
+# suite's files, if they are there.
 #
-#	test_bpf_tool.sh UXDP_BPF UXDP_FWD UXDP_XSK CORPUS_DIR [MAN_PAGE]
+#	test_bpf_tool.sh UXDP_BPF UXDP_FWD UXDP_XSK CORPUS_DIR [MAN_PAGE
+#			 [CONFORMANCE_DIR]]
 set -eu
 bpf=$1
 fwd=$2
 xsk=$3
 dir=$4
 man=${5:-}
+suite=${6:-}
 tool=$bpf tool_name="uxdp-bpf" tool_timeout=30
 . "$(dirname "$0")/t_tool.sh"
 
@@ -57,7 +61,7 @@ far=ff00000000020200000000010800
 # ---- --help, and the man page describes every option -------------------------
 expect 0 "" --help
 cp "$tmp/out" "$tmp/help"
-for c in dump test check; do
+for c in dump test check run; do
 	grep -q "^  $c " "$tmp/help" || fail "--help lacks the command $c"
 	expect 0 "" "$c" --help
 	grep -q "^usage: uxdp-bpf $c " "$tmp/out" ||
@@ -72,7 +76,7 @@ for opt in --packet --pcap --repeat --engine --out --expect --ifindex \
 	grep -q -e "$opt\b" "$tmp/help.test" || fail "test --help lacks $opt"
 done
 if [ -n "$man" ]; then
-	for c in dump test check; do
+	for c in dump test check run; do
 		for opt in $(sed -n '/^options:/,/^$/s/^ *\(-., \)\{0,1\}\(--[a-z-]*\).*/\2/p' \
 			     "$tmp/help.$c"); do
 			roff=$(printf '%s' "$opt" | sed 's/-/\\\\-/g')
@@ -93,7 +97,7 @@ fi
 
 # ---- bad usage: exit 2, a message that names the problem ------------------------
 expect 2 "usage: uxdp-bpf COMMAND"
-expect 2 "unknown command 'run' \(dump, test, check\)" run x.o
+expect 2 "unknown command 'prog' \(dump, test, check, run\)" prog x.o
 expect 2 "want one FILE\.o" dump
 expect 2 "want one FILE\.o" check "$dir/drop.o" "$dir/pass.o"
 expect 2 "unknown option '--bogus'" dump --bogus "$dir/drop.o"
@@ -304,6 +308,83 @@ expect 1 "--pcap .*nosuch\.pcap: No such file or directory" test \
 	"$dir/drop.o" --pcap "$tmp/nosuch.pcap"
 expect 1 "--out .*: No such file or directory" test "$dir/drop.o" \
 	--packet "$arp" --out "$tmp/no/dir/o.pcap"
+
+# ---- run: the conformance suite's plugin ----------------------------------------------
+# run_is R0 ARGS... < stdin: exit 0 and r0 (hex) on stdout. (expect sets
+# want: the r0 is r0_want.)
+run_is() {
+	r0_want=$1
+	shift
+	expect 0 "" run "$@"
+	[ "$(cat "$tmp/out")" = "$r0_want" ] ||
+		fail "run $*: r0 '$(cat "$tmp/out")', want $r0_want"
+}
+# mov32 %r0, 42; exit
+printf 'b4 00 00 00 2a 00 00 00 95 00 00 00 00 00 00 00\n' >"$tmp/p42"
+run_is 2a <"$tmp/p42"
+# ldxb %r0, [%r1+2]; exit: MEMORY as the runner passes it, then its
+# options as one word.
+printf '71 10 02 00 00 00 00 00 95 00 00 00 00 00 00 00' >"$tmp/pmem"
+for eng in interp jit default; do
+	[ "$eng" = jit ] && [ "$(uname -m)" != x86_64 ] && continue
+	run_is 22 "00  11  22  33  " "--engine $eng" <"$tmp/pmem"
+	# mov32 %r0, 7; div32 %r0, %r1 (r1 = 0: the RFC's 0); exit
+	printf 'mov32 %%r0, 7\ndiv32 %%r0, %%r1\nexit\n' >"$tmp/pdiv"
+	run_is 0 --asm --engine "$eng" <"$tmp/pdiv"
+done
+# No memory, and no options: the runner's empty words.
+run_is 2a "" "" <"$tmp/p42"
+printf 'b4 00 00 00 07 00 00 00' >"$tmp/pnoexit"
+expect 1 "prog stdin: insn 0 \(mov32 %r0, 7\): runs off the end" run \
+	<"$tmp/pnoexit"
+printf 'b4 00 00 00 07' >"$tmp/phalf"
+expect 1 "not a whole number of 8-byte instructions" run <"$tmp/phalf"
+printf 'mov32 %%r0, 7\nbogus %%r1\nexit\n' >"$tmp/pbad"
+expect 1 "the program on stdin: line 2" run --asm <"$tmp/pbad"
+expect 2 "MEMORY: 'x' is not a hex digit" run "0x" <"$tmp/p42"
+expect 2 "OPTIONS: unknown option '--fast'" run "" "--fast" <"$tmp/p42"
+expect 2 "--engine 'warp': interp, jit or default" run "" "--engine warp" \
+	<"$tmp/p42"
+# A sample of the suite (every 8th file that expects a result), through
+# every engine, as its runner would call the plugin: the suite's results.
+if [ -n "$suite" ] && [ -d "$suite/tests" ]; then
+	python3 - "$bpf" "$suite/tests" "$(uname -m)" <<'PY' || failed=1
+import os, subprocess, sys
+tool, d, machine = sys.argv[1], sys.argv[2], sys.argv[3]
+files = sorted(f for f in os.listdir(d) if f.endswith(".data"))
+engines = ["interp", "default"] + (["jit"] if machine == "x86_64" else [])
+ran = bad = 0
+for f in files[::8]:
+    sec, cur = {}, None
+    for line in open(os.path.join(d, f)):
+        line = line.rstrip("\n")
+        if line.startswith("-- "):
+            cur = line[3:].strip()
+            sec[cur] = []
+        elif cur and not line.startswith("#"):
+            sec[cur].append(line)
+    if "asm" not in sec or "result" not in sec or "error" in sec:
+        continue
+    text = "\n".join(sec["asm"]) + "\n"
+    if "call %r" in text:
+        continue    # callx: out of scope
+    mem = " ".join(sec.get("mem", []))
+    want = int(" ".join(sec["result"]).split()[0], 0)
+    for e in engines:
+        r = subprocess.run([tool, "run", "--asm", "--engine", e, mem],
+                           input=text, capture_output=True, text=True,
+                           timeout=30)
+        ran += 1
+        if r.returncode or int(r.stdout, 16) != want:
+            bad += 1
+            print("FAIL: run %s (%s): exit %d, r0 %r, want 0x%x: %s" % (
+                f, e, r.returncode, r.stdout.strip(), want, r.stderr))
+print("run: %d of the suite's programs ran, %d failed" % (ran, bad))
+sys.exit(1 if bad or not ran else 0)
+PY
+else
+	echo "SKIP: no conformance suite: run not tried on its programs"
+fi
 
 # ---- uxdp-fwd --prog FILE.o: on null ports, exact totals ---------------------------
 use "$fwd" uxdp-fwd

@@ -5,12 +5,15 @@
  *	uxdp-bpf dump [-d] [--json] FILE.o
  *	uxdp-bpf test [options] FILE.o[:PROG] --packet HEX | --pcap FILE
  *	uxdp-bpf check FILE.o
+ *	uxdp-bpf run [--asm] [MEMORY [OPTIONS]] < PROGRAM
  *
  * dump: the programs (what the safety pass proved, the engine, the JIT's
  * code size, with -d the instructions as linked) and the maps. test: a
  * program run on packets as BPF_PROG_TEST_RUN runs it (the verdict, the
  * bytes it left), for users' own CI. check: whether every XDP program
- * loads, each refusal with its reason.
+ * loads, each refusal with its reason. run: the bpf_conformance suite's
+ * plugin, a bare instruction stream on the raw path (no object, no
+ * safety pass).
  *
  * Each XDP program is loaded in an object of its own (the others left
  * out), so one the loader refuses does not hide what the others are. The
@@ -25,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <uxdp/bpf.h>
 #include <uxdp/uxdp.h>
@@ -53,6 +58,7 @@
 struct bpf_opts {
 	struct tool_opts run;		/* json */
 	bool disasm;
+	bool asm_text;
 	const char *engine;
 	const char *packet;
 	const char *pcap;
@@ -112,6 +118,14 @@ static const struct tparam check_defs[] = {
 	TPARAM_HELP_ROW,
 };
 
+static const struct tparam run_defs[] = {
+	OPT("asm", 'a', TPARAM_FLAG, asm_text, NULL, 0, 0,
+	    "PROGRAM is the suite's assembler text (its \"-- asm\" "
+	    "section: \"mov32 %r0, 1\", labels, ...), not hex"),
+	OPT_ENGINE,
+	TPARAM_HELP_ROW,
+};
+
 static void exit_help(FILE *f)
 {
 	tparams_section(f, "exit status", "0 done (dump, test) or every XDP "
@@ -162,6 +176,28 @@ static void check_help(FILE *f)
 	tparams_examples(f, PROG_NAME, ex);
 }
 
+static void run_help(FILE *f)
+{
+	static const char *const ex[] = {
+		"run < prog.hex",
+		"run \"00 11 22 33\" \"--engine interp\" < prog.hex",
+		"run --asm --engine jit < prog.asm",
+		NULL,
+	};
+
+	tparams_section(f, "the suite's runner", "bpf_conformance_runner "
+			"--plugin_path PLUGIN passes MEMORY and its "
+			"--plugin_options as the first two arguments: make "
+			"PLUGIN a script that runs 'exec uxdp-bpf run \"$@\"'.");
+	tparams_section(f, "exit status", "0 the program ran: r0 in hex on "
+			"stdout; 1 it was refused, it faulted (the budget of "
+			"back edges, the call depth), the JIT could not "
+			"compile it (--engine jit), it ran for more than 10 s, "
+			"or stdin was not a program: the reason on stderr; 2 "
+			"bad usage.");
+	tparams_examples(f, PROG_NAME, ex);
+}
+
 static struct tparams dump_params = {
 	.prog = PROG_NAME " dump",
 	.synopsis = "[options] FILE.o",
@@ -184,6 +220,21 @@ static struct tparams test_params = {
 		 "headroom, nothing sent or redirected.",
 	TPARAMS_DEFS(test_defs),
 	.more_help = test_help,
+};
+
+static struct tparams run_params = {
+	.prog = PROG_NAME " run",
+	.synopsis = "[options] [MEMORY [OPTIONS]] < PROGRAM",
+	.about = "The bpf_conformance suite's plugin: PROGRAM, the "
+		 "instructions' bytes in hex on standard input, run on a "
+		 "copy of MEMORY (hex bytes; default none) as the suite's "
+		 "contract says (r1 = the memory, r2 = its length, helper 5), "
+		 "with no safety pass: memory accesses are not checked, so "
+		 "run only programs you trust; a run longer than 10 s is "
+		 "ended. OPTIONS, the runner's --plugin_options as one word, "
+		 "may hold --engine.",
+	TPARAMS_DEFS(run_defs),
+	.more_help = run_help,
 };
 
 static struct tparams check_params = {
@@ -514,38 +565,56 @@ static int hexval(int c)
 	return isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
 }
 
-/* --packet HEX into @buf; its length. Bad usage exits 2. */
-static uint32_t parse_hex(const char *s, uint8_t *buf)
+/*
+ * Hex bytes ("0a0b", "0a 0b", "0a:0b", lines) into @buf, at most @max.
+ * Returns the count, or -1 with @why set.
+ */
+static long hex_bytes(const char *s, uint8_t *buf, size_t max,
+		      char *why, size_t len)
 {
-	uint32_t n = 0;
+	size_t n = 0;
 	int hi = -1;
 
 	for (; *s; s++) {
-		if (*s == ' ' || *s == ':' || *s == '\t' || *s == '\n')
+		if (isspace((unsigned char)*s) || *s == ':')
 			continue;
-		if (!isxdigit((unsigned char)*s))
-			tparams_fail(&test_params, "--packet: '%c' is not a "
-				     "hex digit", *s);
+		if (!isxdigit((unsigned char)*s)) {
+			snprintf(why, len, "'%c' is not a hex digit", *s);
+			return -1;
+		}
 		if (hi < 0) {
 			hi = hexval((unsigned char)*s);
 			continue;
 		}
-		if (n == PKT_MAX)
-			tparams_fail(&test_params, "--packet: more than %u "
-				     "bytes", PKT_MAX);
+		if (n == max) {
+			snprintf(why, len, "more than %zu bytes", max);
+			return -1;
+		}
 		buf[n++] = (uint8_t)(hi << 4 | hexval((unsigned char)*s));
 		hi = -1;
 	}
-	if (hi >= 0)
-		tparams_fail(&test_params, "--packet: an odd number of hex "
-			     "digits");
+	if (hi >= 0) {
+		snprintf(why, len, "an odd number of hex digits");
+		return -1;
+	}
+	return (long)n;
+}
+
+/* --packet HEX into @buf; its length. Bad usage exits 2. */
+static uint32_t parse_hex(const char *s, uint8_t *buf)
+{
+	char why[64];
+	long n = hex_bytes(s, buf, PKT_MAX, why, sizeof(why));
+
+	if (n < 0)
+		tparams_fail(&test_params, "--packet: %s", why);
 	if (!n)
 		tparams_fail(&test_params, "--packet: no bytes");
 	if (n < PKT_MIN)
-		tparams_fail(&test_params, "--packet: %u byte%s: at least %u "
+		tparams_fail(&test_params, "--packet: %ld byte%s: at least %u "
 			     "(an Ethernet header)", n, n == 1 ? "" : "s",
 			     PKT_MIN);
-	return n;
+	return (uint32_t)n;
 }
 
 /* --expect: a verdict's name, any case, XDP_ or not. */
@@ -806,6 +875,195 @@ static int cmd_test(struct tool *t, struct bpf_opts *o, int argc,
 	return rc;
 }
 
+/* ---- run: the conformance suite's plugin --------------------------------------- */
+
+/* The most a plugin run takes: instructions, memory, seconds. */
+#define RUN_INSNS_MAX	(1U << 16)
+#define RUN_MEM_MAX	(1U << 16)
+#define RUN_SECONDS	10
+
+static void run_timeout(int sig)
+{
+	static const char msg[] = PROG_NAME ": the run took more than 10 s: "
+				  "ended (a loop that does not end?)\n";
+
+	(void)sig;
+	/* Only what is safe in a signal handler. */
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/* Standard input whole, NUL-terminated (free()), or NULL after a
+ * message. */
+static char *read_stdin(void)
+{
+	size_t len = 0, cap = 0, max = RUN_INSNS_MAX * 8 * 4;
+	char *buf = NULL;
+
+	for (;;) {
+		size_t n;
+
+		if (len + 1 >= cap) {
+			char *b;
+
+			cap = cap ? cap * 2 : 4096;
+			b = cap <= max ? realloc(buf, cap) : NULL;
+			if (!b) {
+				tmsg(PROG_NAME, "the program on stdin: %s",
+				     cap > max ? "too long" : strerror(ENOMEM));
+				free(buf);
+				return NULL;
+			}
+			buf = b;
+		}
+		n = fread(buf + len, 1, cap - 1 - len, stdin);
+		len += n;
+		if (!n)
+			break;
+	}
+	if (ferror(stdin)) {
+		tmsg(PROG_NAME, "reading the program: %s", strerror(errno));
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/*
+ * The runner's OPTIONS (its --plugin_options, one word): "--engine E" or
+ * "--engine=E" are the options this takes.
+ */
+static void run_plugin_options(struct bpf_opts *o, int argc, char **argv)
+{
+	static char words[4096], engine[32];
+	char *w, *save = NULL;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		snprintf(words, sizeof(words), "%s", argv[i]);
+		for (w = strtok_r(words, " \t", &save); w;
+		     w = strtok_r(NULL, " \t", &save)) {
+			if (!strncmp(w, "--engine=", 9)) {
+				w += 9;
+			} else if (!strcmp(w, "--engine") || !strcmp(w, "-e")) {
+				w = strtok_r(NULL, " \t", &save);
+				if (!w)
+					tparams_fail(&run_params, "OPTIONS: "
+						     "--engine needs a value");
+			} else {
+				tparams_fail(&run_params, "OPTIONS: unknown "
+					     "option '%s'", w);
+			}
+			snprintf(engine, sizeof(engine), "%s", w);
+			o->engine = engine;
+		}
+	}
+}
+
+/* The code, run by @engine on @mem: r0, or 1 after a message (-1). */
+static int run_code(struct uxdp_bpf_code *code, uint32_t engine,
+		    uint8_t *mem, uint64_t len, uint64_t *r0)
+{
+	struct uxdp_bpf_run run = { .code = code, .mem = mem, .mem_len = len };
+	struct uxdp_bpf_jit *jit = NULL;
+	int err = 0;
+
+	if (engine != UXDP_BPF_ENGINE_INTERP) {
+		err = uxdp_bpf_jit_compile(code, &jit);
+		if (err && engine == UXDP_BPF_ENGINE_JIT) {
+			tmsg(PROG_NAME, "jit: %s", tports_why(err));
+			return -1;
+		}
+	}
+	*r0 = jit ? uxdp_bpf_jit_run(jit, &run, (uintptr_t)mem, len) :
+		    uxdp_bpf_interp_run(&run, (uintptr_t)mem, len);
+	uxdp_bpf_jit_free(jit);
+	if (run.fault) {
+		tmsg(PROG_NAME, "the run ended at insn %u: fault %s",
+		     run.fault_pc, tbpf_fault_name(run.fault));
+		return -1;
+	}
+	return 0;
+}
+
+/* The program on stdin, as hex bytes or (--asm) the suite's assembler
+ * text, into *@insns (free()). 0, or -1 after a message. */
+static int program_text(const struct bpf_opts *o, const char *text,
+			struct bpf_insn **insns, uint32_t *len)
+{
+	size_t max = RUN_INSNS_MAX * sizeof(struct bpf_insn);
+	char why[128];
+	long n;
+
+	if (o->asm_text) {
+		if (!uxdp_bpf_asm(text, insns, len))
+			return 0;
+		tmsg(PROG_NAME, "the program on stdin: %s", uxdp_errmsg());
+		return -1;
+	}
+	*insns = malloc(max);
+	if (!*insns) {
+		tmsg(PROG_NAME, "%s", strerror(ENOMEM));
+		return -1;
+	}
+	n = hex_bytes(text, (uint8_t *)*insns, max, why, sizeof(why));
+	if (n > 0 && n % sizeof(struct bpf_insn) == 0) {
+		*len = (uint32_t)(n / sizeof(struct bpf_insn));
+		return 0;
+	}
+	tmsg(PROG_NAME, "the program on stdin: %s", n < 0 ? why :
+	     !n ? "no instructions" :
+	     "not a whole number of 8-byte instructions");
+	return -1;
+}
+
+static int cmd_run(struct tool *t, struct bpf_opts *o, int argc,
+		   char **argv, int first)
+{
+	static uint8_t mem[RUN_MEM_MAX];
+	struct uxdp_bpf_code *code = NULL;
+	struct bpf_insn *insns = NULL;
+	uint32_t engine, len = 0;
+	uint64_t r0;
+	long mlen = 0;
+	char why[128], *text;
+	int rc = 1;
+
+	(void)t;
+	if (argc - first > 0) {
+		mlen = hex_bytes(argv[first], mem, sizeof(mem), why,
+				 sizeof(why));
+		if (mlen < 0)
+			tparams_fail(&run_params, "MEMORY: %s", why);
+		run_plugin_options(o, argc - first - 1, argv + first + 1);
+	}
+	engine = tbpf_engine_parse(&run_params, o->engine);
+	text = read_stdin();
+	if (!text)
+		return 1;
+	if (program_text(o, text, &insns, &len))
+		goto out;
+	if (uxdp_bpf_raw_code("stdin", insns, len, 0, &code)) {
+		tmsg(PROG_NAME, "%s", uxdp_errmsg());
+		goto out;
+	}
+	/* The raw path counts no back edges (its code has no budget
+	 * instructions): a loop that does not end is ended by the clock. */
+	signal(SIGALRM, run_timeout);
+	alarm(RUN_SECONDS);
+	if (run_code(code, engine, mem, (uint64_t)mlen, &r0))
+		goto out;
+	printf("%llx\n", (unsigned long long)r0);
+	rc = 0;
+out:
+	uxdp_bpf_raw_free(code);
+	free(insns);
+	free(text);
+	return rc;
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 static const struct {
@@ -823,6 +1081,8 @@ static const struct {
 	  "the bytes it left" },
 	{ "check", &check_params, cmd_check,
 	  "load every XDP program: exit 0 if all load, else each refusal" },
+	{ "run", &run_params, cmd_run,
+	  "the bpf_conformance suite's plugin: the program on stdin, r0 out" },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
@@ -864,14 +1124,22 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			break;
 	if (i == NCOMMANDS) {
-		tmsg(PROG_NAME, "unknown command '%s' (dump, test, check)",
+		tmsg(PROG_NAME, "unknown command '%s' (dump, test, check, "
+		     "run)",
 		     argv[1]);
 		fprintf(stderr, "Try '%s --help'.\n", PROG_NAME);
 		return 2;
 	}
 	o.repeat = 1;
-	/* The command's own argv: its name is argv[0] to getopt. */
-	first = tparams_parse(commands[i].params, argc - 1, argv + 1, &o);
+	/* The command's own argv: its name is argv[0] to getopt. The
+	 * suite's runner calls a plugin with MEMORY (maybe empty) and its
+	 * options as one word ("--engine jit"), which getopt would take for
+	 * an option of that name: run takes those as they come. */
+	if (commands[i].run == cmd_run && argc > 2 && argv[2][0] != '-')
+		first = 1;
+	else
+		first = tparams_parse(commands[i].params, argc - 1, argv + 1,
+				      &o);
 	return tool_exit(&t, commands[i].run(&t, &o, argc - 1, argv + 1,
 					     first));
 }
