@@ -76,6 +76,14 @@ struct uxdp_dev *uxdp_null_create(const char *name,
 /* Packets the generator has handed out so far (0 for a sink). */
 uint64_t uxdp_null_generated(struct uxdp_dev *dev);
 
+/*
+ * A generator with a count has handed out all of it: its queue stays idle
+ * from now on. False without a count (it never ends), for a sink, and for
+ * a device that is not a null device. The last packets may still be on
+ * their way (another device's ring, a socket's RX ring) when it turns true.
+ */
+bool uxdp_null_done(struct uxdp_dev *dev);
+
 #ifdef __cplusplus
 }
 #endif

@@ -460,6 +460,17 @@ UXDP_API uint64_t uxdp_null_generated(struct uxdp_dev *dev)
 	return __atomic_load_n(&null_priv(dev)->generated, __ATOMIC_RELAXED);
 }
 
+UXDP_API bool uxdp_null_done(struct uxdp_dev *dev)
+{
+	const struct null_priv *priv;
+
+	if (!dev || strcmp(uxdp_dev_kind(dev), "null"))
+		return false;
+	priv = null_priv(dev);
+	return priv->count && __atomic_load_n(&priv->generated,
+					      __ATOMIC_RELAXED) >= priv->count;
+}
+
 /* ---- null:NAME[,count=N,len=N,pps=N,frames=N,seq,rewrite,sink] ------------- */
 
 /* A port string made into what uxdp_null_create() takes. */

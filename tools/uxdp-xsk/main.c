@@ -56,6 +56,9 @@
 /* How often --count and the end of txonly are checked, and the run
  * loop's longest sleep then. */
 #define COUNT_CHECK_MS	10
+/* After a finite source (null:...,count=N, a pcap replay) handed out its
+ * last packet, stop this long later: the socket's RX ring drains. */
+#define SOURCE_DRAIN_MS	50
 /* At the end, how long the peer may take to receive what PORT sent. */
 #define PEER_SETTLE_MS	2000
 /* Devices a port may make along (a veth port: its peer) are found among
@@ -174,7 +177,9 @@ static const struct tparam opt_defs[] = {
 	OPT("count", 'c', TPARAM_U64, run.count, "N", 0, UINT64_MAX,
 	    "stop once the sockets have received N packets in all (txonly: "
 	    "sent); checked every 10 ms, so the totals may show a few more "
-	    "(default 0: no limit)"),
+	    "(default 0: no limit). A port whose source ends (null with "
+	    "count=, a pcap replay) stops the run 50 ms after its end, N "
+	    "reached or not"),
 	TOOL_OPT_INTERVAL(struct xsk_opts, run),
 	TOOL_OPT_JSON(struct xsk_opts, run),
 	OPT("extra-stats", 'v', TPARAM_FLAG, run.verbose, NULL, 0, 0,
@@ -320,6 +325,13 @@ struct xsk_tool {
 
 	struct sock *socks;
 
+	/* PORT is a source that ends (a generator with a count, a pcap
+	 * replay): the run stops after its end, --count reached or not
+	 * (packets the socket dropped never arrive). */
+	bool finite;
+	bool pcap_replay;
+	uint64_t source_end;		/* ns: its end seen, stop then */
+
 	uint32_t stop_flag;		/* the application threads' stop */
 	uint32_t app_ready;		/* application threads registered */
 	int stop_fd;			/* readable once they must stop */
@@ -352,7 +364,8 @@ static void more_help(FILE *f)
 			"application's counters, and at the end the audit of "
 			"every UMEM chunk. Totals at the end.");
 	tparams_section(f, "exit status", "0 stopped by SIGINT, SIGTERM, "
-			"SIGHUP, --duration, --count or --tx-count; 1 a port, "
+			"SIGHUP, --duration, --count, --tx-count or the end of "
+			"PORT's source; 1 a port, "
 			"socket or thread could not be set up, or the output "
 			"could not be written; 2 bad usage (a port string its "
 			"kind refuses among it).");
@@ -517,6 +530,13 @@ static int open_ports(struct xsk_tool *t)
 	t->scanned = true;
 	if (open_port(&t->port, t->port.tp.spec, NULL, ""))
 		return -1;
+	/* A pcap port with nothing to replay is done from the start
+	 * (capture only): not a source that ends. */
+	t->pcap_replay = !strcmp(uxdp_dev_kind(t->port.tp.dev), "pcap") &&
+			 !uxdp_pcap_done(t->port.tp.dev);
+	t->finite = t->mode != XSK_APP_TXONLY &&
+		    (t->pcap_replay ||
+		     !strcmp(uxdp_dev_kind(t->port.tp.dev), "null"));
 	tool_note(&t->tool, "port %s: device %s (%s), %u RX / %u TX queues",
 		  t->port.tp.spec, uxdp_dev_name(t->port.tp.dev),
 		  uxdp_dev_kind(t->port.tp.dev),
@@ -1203,17 +1223,36 @@ static void run_start(struct tool *tool)
 		tdev_counters_read(t->peer.tp.dev, &t->peer.tp.last);
 	for (i = 0; i < t->nfeeds; i++)
 		tdev_counters_read(t->feeds[i].tp.dev, &t->feeds[i].tp.last);
-	if (t->o.run.count || t->o.tx_count)
+	if (t->o.run.count || t->o.tx_count || t->finite)
 		tool->check_ns = COUNT_CHECK_MS * 1000000ULL;
+}
+
+/* PORT's source handed out its last packet (false if it never ends). */
+static bool source_done(const struct xsk_tool *t)
+{
+	struct uxdp_dev *dev = t->port.tp.dev;
+
+	return t->pcap_replay ? uxdp_pcap_done(dev) : uxdp_null_done(dev);
 }
 
 static const char *run_check(struct tool *tool, unsigned int ev)
 {
-	const struct xsk_tool *t = xsk_of(tool);
+	struct xsk_tool *t = xsk_of(tool);
+	uint64_t now = tool->wait.now;
 
 	if (t->o.tx_count && all_sent(t))
 		return "tx-count";
-	return ev & TOOL_WAIT_END ? TOOL_STOP_DURATION : NULL;
+	if (ev & TOOL_WAIT_END)
+		return TOOL_STOP_DURATION;
+	/* Without this, -c N null:g,count=N ran for ever once the socket
+	 * dropped one (rx_ring_full): the count can no longer be met. */
+	if (t->finite && source_done(t)) {
+		if (!t->source_end)
+			t->source_end = now + SOURCE_DRAIN_MS * 1000000ULL;
+		else if (now >= t->source_end)
+			return "end of source";
+	}
+	return NULL;
 }
 
 /* ---- teardown ------------------------------------------------------------ */
