@@ -244,7 +244,8 @@ struct uxdp_bpf_test_run_opts {
 /*
  * Returns 0 (the verdict in retval, XDP_ABORTED for a fault, counted in the
  * program's info), -EINVAL (not a loaded eBPF program, bad sizes or
- * metadata), -ENOSPC (data_out too small: see above), -ENOMEM.
+ * metadata, an opts.sz that does not reach duration: the results are
+ * written), -ENOSPC (data_out too small: see above), -ENOMEM.
  */
 int uxdp_bpf_prog_test_run(const struct uxdp_prog *prog,
 			   struct uxdp_bpf_test_run_opts *opts);
@@ -253,7 +254,8 @@ int uxdp_bpf_prog_test_run(const struct uxdp_prog *prog,
 
 /* Iterate (NULL gives the first) or find by name (NULL, ENOENT). Global
  * data are maps too, named by libbpf: "<obj>.rodata", "<obj>.data",
- * "<obj>.bss", "<obj>.rodata.<name>" (the object's name cut to 8). */
+ * "<obj>.bss" (the object's name cut to 8), and a section of its own by
+ * the section's name (".rodata.cfg", ".data.ports"). */
 struct uxdp_bpf_map *uxdp_bpf_object_next_map(const struct uxdp_bpf_object *obj,
 					      const struct uxdp_bpf_map *prev);
 struct uxdp_bpf_map *uxdp_bpf_object_find_map(const struct uxdp_bpf_object *obj,

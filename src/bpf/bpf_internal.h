@@ -597,6 +597,11 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 		      uint32_t engine, uint32_t linked,
 		      struct uxdp_prog **out);
 
+/* The JIT's compile as uxdp_bpf_prog_new() calls it: tests put a refusal
+ * here to see the default engine fall back to the interpreter. */
+extern int (*uxdp_bpf_prog_jit_compile)(struct uxdp_bpf_code *code,
+					struct uxdp_bpf_jit **out);
+
 /* A program of an object as linked, for tests and tools: the instructions
  * with lddw src 5/6 map references (NULL before load). */
 const struct bpf_insn *uxdp_bpf_program_insns(const struct uxdp_bpf_program *p,

@@ -11,7 +11,7 @@
  * out, calls nested too deep) is an XDP_ABORTED verdict, counted with the
  * instruction as linked; the first is printed once. Counters are per
  * thread index, each thread's on its own cache line: a run adds to its
- * own and takes no lock or atomic.
+ * own with plain moves (stat_inc: relaxed, no locked instruction).
  */
 #include "../internal.h"
 
@@ -75,9 +75,9 @@ prog_fault(struct bpf_loaded *lp, const struct uxdp_bpf_run *run)
 						  lp->linked_len;
 	char dis[64] = "end";
 
-	st->runs++;
-	st->aborted++;
-	st->faults++;
+	stat_inc(&st->runs);
+	stat_inc(&st->aborted);
+	stat_inc(&st->faults);
 	__atomic_store_n(&lp->last_fault, (uint64_t)run->fault << 32 | at,
 			 __ATOMIC_RELAXED);
 	if (__atomic_exchange_n(&lp->fault_printed, 1, __ATOMIC_RELAXED))
@@ -98,9 +98,9 @@ static inline uint32_t prog_done(struct bpf_loaded *lp,
 	if (unlikely(run->fault))
 		return prog_fault(lp, run);
 	st = my_stats(lp);
-	st->runs++;
+	stat_inc(&st->runs);
 	if (unlikely((uint32_t)r0 == UXDP_ABORTED))
-		st->aborted++;
+		stat_inc(&st->aborted);
 	return (uint32_t)r0;
 }
 
@@ -139,6 +139,9 @@ static void loaded_free(void *priv)
 	free(lp);
 }
 
+int (*uxdp_bpf_prog_jit_compile)(struct uxdp_bpf_code *code,
+				 struct uxdp_bpf_jit **out) = uxdp_bpf_jit_compile;
+
 int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 		      uint32_t engine, uint32_t linked,
 		      struct uxdp_prog **out)
@@ -160,7 +163,7 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 	lp->linked_len = linked;
 	lp->check = b->stats;
 	if (engine != UXDP_BPF_ENGINE_INTERP) {
-		err = uxdp_bpf_jit_compile(lp->code, &lp->jit);
+		err = uxdp_bpf_prog_jit_compile(lp->code, &lp->jit);
 		if (err && engine == UXDP_BPF_ENGINE_JIT) {
 			loaded_free(lp);
 			return uxdp_fail(-err, "prog %s: the JIT cannot compile "
@@ -222,9 +225,9 @@ UXDP_EXPORT int uxdp_bpf_prog_info(const struct uxdp_prog *prog,
 	for (i = 0; i < UXDP_MAX_THREADS; i++) {
 		const struct prog_stats *st = &lp->stats[i];
 
-		out.runs += __atomic_load_n(&st->runs, __ATOMIC_RELAXED);
-		out.aborted += __atomic_load_n(&st->aborted, __ATOMIC_RELAXED);
-		out.faults += __atomic_load_n(&st->faults, __ATOMIC_RELAXED);
+		out.runs += stat_read(&st->runs);
+		out.aborted += stat_read(&st->aborted);
+		out.faults += stat_read(&st->faults);
 	}
 	last = __atomic_load_n(&lp->last_fault, __ATOMIC_RELAXED);
 	out.last_fault = (uint32_t)(last >> 32);
@@ -241,6 +244,8 @@ UXDP_EXPORT int uxdp_bpf_prog_info(const struct uxdp_prog *prog,
 #define TEST_HEADROOM	UXDP_PACKET_HEADROOM
 #define TEST_MAX_DATA	(TEST_FRAME - TEST_HEADROOM - UXDP_FRAME_TAILROOM)
 #define TEST_META_MAX	252
+#define TEST_OPTS_MIN	(offsetof(struct uxdp_bpf_test_run_opts, duration) + \
+			 sizeof(uint32_t))
 
 static uint64_t mono_ns(void)
 {
@@ -267,6 +272,11 @@ UXDP_EXPORT int uxdp_bpf_prog_test_run(const struct uxdp_prog *prog,
 				 prog ? prog->name : "(null)");
 	if (!opts || !UXDP_OPTS_VALID(opts, uxdp_bpf_test_run_opts))
 		return -EINVAL;
+	/* The results are written: the caller's struct must hold them. */
+	if (opts->sz < TEST_OPTS_MIN)
+		return uxdp_fail(EINVAL, "prog %s: test run: options of %zu "
+				 "bytes, no room for the results (%zu)",
+				 prog->name, opts->sz, TEST_OPTS_MIN);
 	size = UXDP_OPTS_GET(opts, data_size_in, 0);
 	meta = UXDP_OPTS_GET(opts, meta_size, 0);
 	repeat = UXDP_OPTS_GET(opts, repeat, 1);

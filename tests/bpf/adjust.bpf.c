@@ -7,17 +7,7 @@
  */
 #include "corpus.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 3);
-	__type(key, __u32);
-	__type(value, __s64);
-} errs SEC(".maps");
-
-static __always_inline void put(__u32 k, __s64 v)
-{
-	bpf_map_update_elem(&errs, &k, &v, BPF_ANY);
-}
+RESULTS(errs, 3)
 
 SEC("xdp")
 int xdp_adjust(struct xdp_md *ctx)
@@ -25,9 +15,9 @@ int xdp_adjust(struct xdp_md *ctx)
 	unsigned char *data, *data_end;
 	__u32 *meta;
 
-	put(0, bpf_xdp_adjust_head(ctx, 4096));
-	put(1, bpf_xdp_adjust_tail(ctx, 4096));
-	put(2, bpf_xdp_adjust_meta(ctx, -3));
+	put_errs(0, bpf_xdp_adjust_head(ctx, 4096));
+	put_errs(1, bpf_xdp_adjust_tail(ctx, 4096));
+	put_errs(2, bpf_xdp_adjust_meta(ctx, -3));
 	if (bpf_xdp_adjust_meta(ctx, -4))
 		return XDP_ABORTED;
 	meta = (void *)(long)ctx->data_meta;

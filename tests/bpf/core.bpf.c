@@ -4,8 +4,9 @@
  * preserve_access_index, as objects built against vmlinux.h read it: one
  * with the UAPI layout but fields in another order, one with 64-bit fields
  * (as bpftime's uXDP builds objects). Both must read the kernel's xdp_md.
- * Returns the packet's length plus 1000 * rx_queue_index, as a verdict
- * the test reads back: XDP_PASS when the length is 64 and the queue 0.
+ * The verdict: XDP_DROP on a queue other than 0, else XDP_PASS for a
+ * 64-byte packet and XDP_TX for any other length; XDP_ABORTED if the two
+ * flavours disagree.
  */
 #include "corpus.h"
 #include <bpf/bpf_core_read.h>

@@ -17,4 +17,19 @@
 
 #define LICENSE	char _license[] SEC("license") = "Dual BSD/GPL"
 
+/* An array map @name of @n u64 values for a test to read back, and
+ * put_@name(k, v) to store value @v at @k. */
+#define RESULTS(name, n)						\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_ARRAY);			\
+		__uint(max_entries, n);					\
+		__type(key, __u32);					\
+		__type(value, __u64);					\
+	} name SEC(".maps");						\
+									\
+	static __always_inline void put_##name(__u32 k, __u64 v)	\
+	{								\
+		bpf_map_update_elem(&name, &k, &v, BPF_ANY);		\
+	}
+
 #endif

@@ -6,17 +6,7 @@
  * 7 map_delete_elem's on an array. */
 #include "corpus.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 8);
-	__type(key, __u32);
-	__type(value, __u64);
-} out SEC(".maps");
-
-static __always_inline void put(__u32 k, __u64 v)
-{
-	bpf_map_update_elem(&out, &k, &v, BPF_ANY);
-}
+RESULTS(out, 8)
 
 SEC("xdp")
 int xdp_helpers(struct xdp_md *ctx)
@@ -24,14 +14,14 @@ int xdp_helpers(struct xdp_md *ctx)
 	__u32 bad = 8;
 	__u64 v = 1;
 
-	put(0, bpf_ktime_get_ns());
-	put(1, bpf_ktime_get_boot_ns());
-	put(2, bpf_ktime_get_coarse_ns());
-	put(3, bpf_get_prandom_u32());
-	put(4, bpf_get_smp_processor_id());
-	put(5, bpf_xdp_get_buff_len(ctx));
-	put(6, bpf_map_update_elem(&out, &bad, &v, BPF_ANY));
-	put(7, bpf_map_delete_elem(&out, &bad));
+	put_out(0, bpf_ktime_get_ns());
+	put_out(1, bpf_ktime_get_boot_ns());
+	put_out(2, bpf_ktime_get_coarse_ns());
+	put_out(3, bpf_get_prandom_u32());
+	put_out(4, bpf_get_smp_processor_id());
+	put_out(5, bpf_xdp_get_buff_len(ctx));
+	put_out(6, bpf_map_update_elem(&out, &bad, &v, BPF_ANY));
+	put_out(7, bpf_map_delete_elem(&out, &bad));
 	return XDP_PASS;
 }
 
