@@ -222,6 +222,15 @@ expect 0 "" test --json "$dir/count.o" --packet "$udp" -n 1000
 json_ok "$tmp/out" "test -n 1000 count.o" \
 	't["packets"] == 1 and t["runs"] == 1000 and t["prog"]["runs"] == 1000' \
 	't["verdicts"]["pass"] == 1 and t["prog"]["aborted"] == 0'
+# What the program counted: its arrays after the runs, the per-CPU one
+# summed over the threads.
+expect 0 "" test "$dir/count.o" --packet "$udp" -n 1000 --maps
+out_has "^  counters\[0\] = 1000$" "test --maps count.o"
+out_has "^  counters\[1\] = 42000$" "test --maps count.o"
+out_has "^  per_cpu\[0\] = 1000$" "test --maps count.o"
+expect 0 "" test --json "$dir/parse_udp.o" --packet "$udp" -n 3 --maps
+json_ok "$tmp/out" "test --maps parse_udp.o" \
+	't["maps"] == [{"name": "port_count", "type": "array", "more": 0, "entries": [{"key": 53, "hex": "0300000000000000", "value": 3}]}]'
 # Outside the packet (oob_read at data[0xff]) and a loop that never ends
 # (forever): XDP_ABORTED, counted as faults, on both engines.
 for eng in interp jit default; do
@@ -295,6 +304,8 @@ out_has "^packet 1 \(42 bytes\): XDP_DROP$" "test --pcap parse_udp.o"
 out_has "^packet 2 \(14 bytes\): XDP_PASS$" "test --pcap parse_udp.o"
 out_has "^totals: 2 packets, 0 changed, drop 1, pass 1$" \
 	"test --pcap parse_udp.o"
+expect 0 "" test "$dir/parse_udp.o" --pcap "$tmp/in.pcap" --maps
+out_has "^  port_count\[53\] = 1$" "test --pcap --maps parse_udp.o"
 expect 0 "" test "$dir/parse_udp.o" --pcap "$tmp/in-be.pcap"
 out_has "^totals: 2 packets, 0 changed, drop 1, pass 1$" \
 	"test --pcap (big-endian) parse_udp.o"

@@ -50,6 +50,8 @@
  * Ethernet header at least, as the kernel's. */
 #define PKT_MIN		14
 #define PKT_MAX		3520
+/* The most entries of one map --maps shows; the rest are counted. */
+#define MAPS_SHOWN	64
 /* Room for what a program leaves: metadata and the packet it grew. */
 #define OUT_MAX		4096
 
@@ -59,6 +61,7 @@ struct bpf_opts {
 	struct tool_opts run;		/* json */
 	bool disasm;
 	bool asm_text;
+	bool maps;
 	const char *engine;
 	const char *packet;
 	const char *pcap;
@@ -104,6 +107,10 @@ static const struct tparam test_defs[] = {
 	    "exit 1 unless every packet's verdict is VERDICT (aborted, drop, "
 	    "pass, tx or redirect, XDP_ prefix and case optional) (default: "
 	    "any)"),
+	OPT("maps", 'm', TPARAM_FLAG, maps, NULL, 0, 0,
+	    "after the runs, every entry of the object's arrays that is not "
+	    "all zero (per-CPU ones summed over the threads), for a test of "
+	    "what the program counted"),
 	OPT("ifindex", 0, TPARAM_U32, ifindex, "N", 0, UINT32_MAX,
 	    "the context's ingress_ifindex (default 0)"),
 	OPT("queue", 0, TPARAM_U32, queue, "N", 0, UINT32_MAX,
@@ -789,6 +796,160 @@ static int test_packets(struct test_run *r)
 	return rc;
 }
 
+/* A value of 1, 2, 4 or 8 bytes as a number (host order), for --maps. */
+static bool value_num(const uint8_t *v, uint32_t size, uint64_t *out)
+{
+	uint8_t b1;
+	uint16_t b2;
+	uint32_t b4;
+
+	switch (size) {
+	case 1: memcpy(&b1, v, 1); *out = b1; return true;
+	case 2: memcpy(&b2, v, 2); *out = b2; return true;
+	case 4: memcpy(&b4, v, 4); *out = b4; return true;
+	case 8: memcpy(out, v, 8); return true;
+	}
+	return false;
+}
+
+/* @n back into a value of @size bytes (1, 2, 4 or 8), host order. */
+static void value_set(uint8_t *v, uint32_t size, uint64_t n)
+{
+	uint8_t b1 = (uint8_t)n;
+	uint16_t b2 = (uint16_t)n;
+	uint32_t b4 = (uint32_t)n;
+
+	switch (size) {
+	case 1: memcpy(v, &b1, 1); break;
+	case 2: memcpy(v, &b2, 2); break;
+	case 4: memcpy(v, &b4, 4); break;
+	case 8: memcpy(v, &n, 8); break;
+	}
+}
+
+static bool all_zero(const uint8_t *v, uint32_t size)
+{
+	uint32_t i;
+
+	for (i = 0; i < size; i++)
+		if (v[i])
+			return false;
+	return true;
+}
+
+/*
+ * Entry @key of array @m into @val (value_size bytes; @slots has room for
+ * a per-CPU value): a per-CPU array's slots summed where the value is a
+ * number, else its first slot not all zero. Returns 1 if the entry is
+ * not all zero, 0 if it is, -1 if it could not be read.
+ */
+static int map_entry(const struct uxdp_bpf_map *m, uint32_t key,
+		     uint8_t *val, uint8_t *slots)
+{
+	uint32_t size = uxdp_bpf_map_value_size(m), stride = (size + 7) & ~7U;
+	int i, ncpu = uxdp_bpf_num_possible_cpus();
+	uint64_t sum = 0, n;
+
+	if (uxdp_bpf_map_type(m) != BPF_MAP_TYPE_PERCPU_ARRAY)
+		return uxdp_bpf_map_lookup(m, &key, val, 0) ? -1 :
+		       !all_zero(val, size);
+	if (uxdp_bpf_map_lookup(m, &key, slots, 0))
+		return -1;
+	memset(val, 0, size);
+	for (i = 0; i < ncpu; i++) {
+		const uint8_t *slot = slots + (size_t)i * stride;
+
+		if (value_num(slot, size, &n)) {
+			sum += n;
+		} else if (!all_zero(slot, size)) {
+			memcpy(val, slot, size);
+			return 1;
+		}
+	}
+	value_set(val, size, sum);
+	return sum != 0;
+}
+
+/* One map's entries that are not all zero, at most MAPS_SHOWN of them. */
+static void test_map(const struct uxdp_bpf_map *m, bool json, uint8_t *val,
+		     uint8_t *slots)
+{
+	uint32_t size = uxdp_bpf_map_value_size(m), key, shown = 0, more = 0;
+	char tb[64];
+	uint64_t n;
+
+	if (json) {
+		printf("{\"name\":");
+		tjson_str(stdout, uxdp_bpf_map_name(m));
+		printf(",\"type\":\"%s\",\"entries\":[",
+		       uxdp_bpf_map_type_str(uxdp_bpf_map_type(m), tb,
+					     sizeof(tb)));
+	}
+	for (key = 0; key < uxdp_bpf_map_max_entries(m); key++) {
+		if (map_entry(m, key, val, slots) <= 0)
+			continue;
+		if (shown == MAPS_SHOWN) {
+			more++;
+			continue;
+		}
+		if (json) {
+			printf("%s{\"key\":%u,\"hex\":\"", shown ? "," : "",
+			       key);
+			put_hex(val, size);
+			printf("\"");
+			if (value_num(val, size, &n))
+				printf(",\"value\":%llu",
+				       (unsigned long long)n);
+			printf("}");
+		} else if (value_num(val, size, &n)) {
+			printf("  %s[%u] = %llu\n", uxdp_bpf_map_name(m), key,
+			       (unsigned long long)n);
+		} else {
+			printf("  %s[%u] = ", uxdp_bpf_map_name(m), key);
+			put_hex(val, size);
+			printf("\n");
+		}
+		shown++;
+	}
+	if (json)
+		printf("],\"more\":%u}", more);
+	else if (more)
+		printf("  %s: %u more entries not zero\n", uxdp_bpf_map_name(m),
+		       more);
+}
+
+/* --maps: every array of the loaded object, its entries not all zero
+ * (global data are arrays of one entry too). */
+static void test_maps(const struct test_run *r)
+{
+	const struct uxdp_bpf_map *m = NULL;
+	bool json = r->o->run.json, first = true;
+	size_t ncpu = (size_t)uxdp_bpf_num_possible_cpus();
+
+	if (json)
+		printf(",\"maps\":[");
+	while ((m = uxdp_bpf_object_next_map(r->lp.obj, m))) {
+		uint32_t type = uxdp_bpf_map_type(m);
+		size_t size = uxdp_bpf_map_value_size(m);
+		uint8_t *val, *slots;
+
+		if (type != BPF_MAP_TYPE_ARRAY &&
+		    type != BPF_MAP_TYPE_PERCPU_ARRAY)
+			continue;
+		val = malloc(size ? size : 1);
+		slots = malloc(((size + 7) & ~(size_t)7) * ncpu + 1);
+		if (val && slots) {
+			printf("%s", json && !first ? "," : "");
+			test_map(m, json, val, slots);
+			first = false;
+		}
+		free(val);
+		free(slots);
+	}
+	if (json)
+		printf("]");
+}
+
 static void test_totals(struct test_run *r)
 {
 	char a[32], b[32];
@@ -806,6 +967,8 @@ static void test_totals(struct test_run *r)
 			       (unsigned long long)r->v[v]);
 		printf("},\"prog\":");
 		tbpf_report_json(stdout, &r->lp, NULL);
+		if (r->o->maps)
+			test_maps(r);
 		printf("}\n");
 		return;
 	}
@@ -819,6 +982,8 @@ static void test_totals(struct test_run *r)
 			       tstats_fmt_count(a, sizeof(a), r->v[v]));
 	printf("\n");
 	tbpf_report_text(stdout, &r->lp, NULL);
+	if (r->o->maps)
+		test_maps(r);
 }
 
 static int cmd_test(struct tool *t, struct bpf_opts *o, int argc,
