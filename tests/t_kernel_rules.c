@@ -14,6 +14,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <linux/bpf.h>
+
 #include <uxdp/uxdp.h>
 
 #define KR_XDP_UMEM_REG		4
@@ -74,6 +76,26 @@ const struct t_krule_info t_krule_info[T_KR_COUNT] = {
 		"8aa5a33578e9, 5.9",
 		"XDP_STATISTICS has six counters (48 bytes)",
 		"XDP_STATISTICS has three counters (24 bytes)",
+	},
+	[T_KR_BPF_MOD32_ZERO] = {
+		"bpf_mod32_zero",
+		"9b00f1b78809, 2021",
+		"w %= 0 leaves w and zeroes the upper half (RFC 9669)",
+		"w %= 0 skips the instruction: the upper half stays",
+	},
+	[T_KR_BPF_SDIV_TRAP] = {
+		"bpf_sdiv_trap",
+		"7dd34d7b7dcf, 6.12 (CVE-2024-49888); by release, not probed",
+		"INT_MIN s/ -1 is INT_MIN, INT_MIN s% -1 is 0",
+		"6.6-6.11: INT_MIN s/ -1 and s% -1 trap in the x86 JIT (an "
+		"oops): such programs are not run there",
+	},
+	[T_KR_BPF_INTERP_SDIV32] = {
+		"bpf_interp_sdiv32",
+		"2026-04 (CVE-2026-31525)",
+		"32-bit s/ and s% of INT_MIN are exact in the interpreter too",
+		"the interpreter takes abs(INT_MIN) as INT_MIN sign-extended: "
+		"wrong quotient and remainder (the JIT was right)",
 	},
 };
 
@@ -382,5 +404,75 @@ unsigned int t_krules_tx_explain(const struct t_krules *k, uint32_t len,
 	}
 	if (kv.invalid != want.invalid || kv.completed != want.completed)
 		return 0;
+	return mask;
+}
+
+/* ---- eBPF instructions (BPF_PROG_TEST_RUN) ------------------------------- */
+
+const struct t_bpf_probe t_krules_bpf_probes[] = {
+	/* w0 = 5 with the upper half set, w0 %= 0 */
+	{ T_KR_BPF_MOD32_ZERO, BPF_ALU | BPF_MOD | BPF_X, 0,
+	  0xffffffff00000005ULL, 0, 5, 0xffffffff00000005ULL },
+	/* INT_MIN s/ 2: -2^30; abs() of it sign-extended gives +2^30 */
+	{ T_KR_BPF_INTERP_SDIV32, BPF_ALU | BPF_DIV | BPF_X, 1,
+	  0x80000000ULL, 2, 0xc0000000ULL, 0x40000000ULL },
+};
+const unsigned int t_krules_bpf_nprobes =
+	sizeof(t_krules_bpf_probes) / sizeof(t_krules_bpf_probes[0]);
+
+void t_krules_bpf_probe_answer(struct t_krules *k, const struct t_bpf_probe *p,
+			       bool ran, uint64_t r0)
+{
+	enum t_krule_state s = T_KR_UNPROBED;
+
+	if (ran && r0 == p->current)
+		s = T_KR_CURRENT;
+	else if (ran && r0 == p->older)
+		s = T_KR_OLDER;
+	k->state[p->rule] = s;
+}
+
+void t_krules_bpf_release_rules(struct t_krules *k)
+{
+	unsigned int major = 0, minor = 0;
+	enum t_krule_state s = T_KR_UNPROBED;
+
+	/* Before 6.6 there is no sdiv to trap (the verifier refuses it);
+	 * a fixed 6.6-6.11 stable kernel is taken as older all the same:
+	 * not running a program loses less than an oops. */
+	if (sscanf(k->release, "%u.%u", &major, &minor) == 2) {
+		unsigned int v = major * 1000 + minor;
+
+		if (v >= 6012)
+			s = T_KR_CURRENT;
+		else if (v >= 6006)
+			s = T_KR_OLDER;
+	}
+	k->state[T_KR_BPF_SDIV_TRAP] = s;
+}
+
+unsigned int t_krules_bpf_covers(const struct t_krules *k,
+				 const struct bpf_insn *insns, uint32_t len)
+{
+	unsigned int mask = 0;
+	uint32_t i;
+
+	for (i = 0; i < len; i++) {
+		uint8_t c = insns[i].code, cls = c & 0x07, op = c & 0xf0;
+		bool alu = cls == BPF_ALU || cls == BPF_ALU64;
+		bool sdivmod = alu && (op == BPF_DIV || op == BPF_MOD) &&
+			       insns[i].off == 1;
+
+		if (c == (BPF_LD | BPF_IMM | BPF_DW))
+			i++;	/* a lddw's second half */
+		else if (cls == BPF_ALU && op == BPF_MOD &&
+			 t_krules_older(k, T_KR_BPF_MOD32_ZERO))
+			mask |= 1U << T_KR_BPF_MOD32_ZERO;
+		if (sdivmod && t_krules_older(k, T_KR_BPF_SDIV_TRAP))
+			mask |= 1U << T_KR_BPF_SDIV_TRAP;
+		if (sdivmod && cls == BPF_ALU &&
+		    t_krules_older(k, T_KR_BPF_INTERP_SDIV32))
+			mask |= 1U << T_KR_BPF_INTERP_SDIV32;
+	}
 	return mask;
 }

@@ -41,6 +41,10 @@ enum t_krule {
 	T_KR_TX_INVALID_COMPLETES, /* invalid descriptors are completed */
 	/* XDP_STATISTICS */
 	T_KR_STATS_V2,		/* six counters, 48 bytes */
+	/* eBPF instructions, run by BPF_PROG_TEST_RUN */
+	T_KR_BPF_MOD32_ZERO,	/* w %= 0 zero-extends dst */
+	T_KR_BPF_SDIV_TRAP,	/* INT_MIN s/ -1 does not trap (x86 JIT) */
+	T_KR_BPF_INTERP_SDIV32,	/* the interpreter's s32 / and % of INT_MIN */
 	T_KR_COUNT
 };
 
@@ -163,5 +167,44 @@ unsigned int t_krules_tx_explain(const struct t_krules *k, uint32_t len,
 
 /* The length getsockopt(XDP_STATISTICS) gave back for a 48-byte buffer. */
 void t_krules_stats_answer(struct t_krules *k, unsigned int optlen);
+
+/* ---- eBPF instructions (BPF_PROG_TEST_RUN) ------------------------------- */
+
+struct bpf_insn;
+
+/*
+ * A probe of an instruction rule: r0 = a; r1 = b (two lddw); the ALU
+ * instruction @code (BPF_ALU or BPF_ALU64 | op | BPF_X) with @off (1:
+ * signed) on r0, r1; exit. The r0 each form of the rule gives. Run on the
+ * kernel as the conformance programs are (the whole r0 read back).
+ */
+struct t_bpf_probe {
+	enum t_krule rule;
+	uint8_t code;
+	int16_t off;
+	uint64_t a, b;
+	uint64_t current, older;
+};
+
+extern const struct t_bpf_probe t_krules_bpf_probes[];
+extern const unsigned int t_krules_bpf_nprobes;
+
+/* What the kernel did with probe @p: refused it (@ran false), or its r0. */
+void t_krules_bpf_probe_answer(struct t_krules *k, const struct t_bpf_probe *p,
+			       bool ran, uint64_t r0);
+
+/*
+ * The rules that cannot be probed without harm (T_KR_BPF_SDIV_TRAP: the
+ * older kernel oopses), decided from k->release instead.
+ */
+void t_krules_bpf_release_rules(struct t_krules *k);
+
+/*
+ * The mask of rules probed (or decided) older that an instruction of
+ * @insns falls under. A difference of such a program is explained by them;
+ * one under T_KR_BPF_SDIV_TRAP must not be run in the kernel at all.
+ */
+unsigned int t_krules_bpf_covers(const struct t_krules *k,
+				 const struct bpf_insn *insns, uint32_t len);
 
 #endif /* UXDP_T_KERNEL_RULES_H */

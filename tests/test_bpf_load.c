@@ -86,11 +86,23 @@ static void dump(struct uxdp_bpf_object *obj)
 		       uxdp_bpf_map_max_entries(m), uxdp_bpf_map_flags(m));
 	while ((p = uxdp_bpf_object_next_program(obj, p))) {
 		const struct bpf_insn *in = uxdp_bpf_program_insns(p, &len);
+		UXDP_DECLARE_OPTS(uxdp_bpf_prog_info, info);
+		struct uxdp_prog *prog = uxdp_bpf_program_prog(p);
 
 		printf("prog %s sec %s type %u attach %u\n",
 		       uxdp_bpf_program_name(p), uxdp_bpf_program_section(p),
 		       uxdp_bpf_program_type(p),
 		       uxdp_bpf_program_attach_type(p));
+		if (prog && !uxdp_bpf_prog_info(prog, &info))
+			printf("  engine %s, %u insns (%u after fixups), jit %u "
+			       "bytes; accesses %u: %u proven, %u checked; "
+			       "%u back edges\n",
+			       info.engine == UXDP_BPF_ENGINE_JIT ? "jit" :
+								     "interp",
+			       info.insns, info.xlated_insns, info.jit_size,
+			       info.accesses, info.proven, info.checked,
+			       info.back_edges);
+		uxdp_prog_put(prog);
 		for (i = 0; in && i < len; i++) {
 			uxdp_bpf_insn_str(&in[i], buf, sizeof(buf));
 			printf("  %3u: %02x %u %u %5d %11d  %s\n", i, in[i].code,
@@ -232,7 +244,7 @@ static void test_open_errors(void **state)
 	assert_non_null(strstr(uxdp_errmsg(), "outside the file"));
 	free(buf);
 	/* Options. */
-	o.flags = 1;
+	o.flags = 2;	/* no such flag */
 	assert_null(uxdp_bpf_object_open(corpus("drop"), &o));
 	assert_int_equal(errno, EINVAL);
 	assert_non_null(strstr(uxdp_errmsg(), "flags"));
@@ -1709,6 +1721,116 @@ static void run_xdp_filter(uint32_t engine)
 }
 T_EACH_ENGINE(run_xdp_filter)
 
+/* Every map of @a equal to the same map of @b, value by value (maps the
+ * load left out are skipped: neither has them). */
+static void maps_equal(struct uxdp_bpf_object *a, struct uxdp_bpf_object *b)
+{
+	struct uxdp_bpf_map *ma = NULL, *mb = NULL;
+	size_t vsz = (size_t)uxdp_bpf_num_possible_cpus() * 64;
+	uint8_t *va = malloc(vsz), *vb = malloc(vsz);
+
+	assert_non_null(va);
+	assert_non_null(vb);
+	while ((ma = uxdp_bpf_object_next_map(a, ma))) {
+		uint32_t k, max = uxdp_bpf_map_max_entries(ma);
+		size_t sz = uxdp_bpf_map_value_size(ma);
+
+		mb = uxdp_bpf_object_next_map(b, mb);
+		assert_non_null(mb);
+		assert_true(sz <= 64);
+		if (uxdp_bpf_map_type(ma) == BPF_MAP_TYPE_PERCPU_ARRAY)
+			sz = (sz + 7) / 8 * 8 * vsz / 64;
+		for (k = 0; k < max; k++) {
+			int ea = uxdp_bpf_map_lookup(ma, &k, va, 0);
+			int eb = uxdp_bpf_map_lookup(mb, &k, vb, 0);
+
+			assert_int_equal(ea, eb);
+			if (ea)
+				break;
+			if (memcmp(va, vb, sz))
+				fail_msg("map %s: key %u differs",
+					 uxdp_bpf_map_name(ma), k);
+		}
+	}
+	free(va);
+	free(vb);
+}
+
+/*
+ * The interpreter and the JIT on every program of every corpus object,
+ * over the same random packets (some of them Ethernet/IPv4/UDP with random
+ * ports and lengths): the same verdict, packet and metadata out, and the
+ * same maps after. helpers' map holds times and random numbers: its
+ * verdicts are compared, not its map.
+ */
+static void test_engines_agree(void **state)
+{
+	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, oi,
+			  .engine = UXDP_BPF_ENGINE_INTERP, .budget = 1000);
+	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, oj,
+			  .engine = UXDP_BPF_ENGINE_JIT, .budget = 1000);
+	uxdp_print_fn_t old;
+	uint8_t pkt[256];
+	unsigned seed = 14;
+	size_t i;
+
+	(void)state;
+	old = capture_start();
+	for (i = 0; i < ARRAY_SIZE(corpus_objs); i++) {
+		struct uxdp_bpf_object *a, *b;
+		struct uxdp_bpf_program *pa = NULL, *pb = NULL;
+
+		a = uxdp_bpf_object_open(corpus(corpus_objs[i]), &oi);
+		b = uxdp_bpf_object_open(corpus(corpus_objs[i]), &oj);
+		assert_non_null(a);
+		assert_non_null(b);
+		load_ok(a);
+		load_ok(b);
+		while ((pa = uxdp_bpf_object_next_program(a, pa))) {
+			struct uxdp_prog *xa, *xb;
+			int n;
+
+			pb = uxdp_bpf_object_next_program(b, pb);
+			xa = uxdp_bpf_program_prog(pa);
+			xb = uxdp_bpf_program_prog(pb);
+			if (!xa) {		/* not an XDP program */
+				assert_null(xb);
+				continue;
+			}
+			for (n = 0; n < 64; n++) {
+				uint32_t len = 14 + (uint32_t)rand_r(&seed) %
+					       (sizeof(pkt) - 14), j;
+				struct t_run ra, rb;
+
+				for (j = 0; j < len; j++)
+					pkt[j] = (uint8_t)rand_r(&seed);
+				if (n % 2 && len >= 42)
+					t_udp_packet(pkt, len,
+						     (uint16_t)rand_r(&seed));
+				pkt[0] = (uint8_t)(n % 3 ? pkt[0] : 255);
+				ra = run_ex(xa, pkt, len, (uint32_t)n % 2, 1);
+				rb = run_ex(xb, pkt, len, (uint32_t)n % 2, 1);
+				if (ra.verdict != rb.verdict || ra.len != rb.len ||
+				    ra.meta != rb.meta ||
+				    memcmp(ra.out, rb.out, ra.meta + ra.len))
+					fail_msg("%s: %s: packet %d (%u bytes): "
+						 "%u/%u bytes %u vs %u/%u %u",
+						 corpus_objs[i],
+						 uxdp_prog_name(xa), n, len,
+						 ra.meta, ra.len, ra.verdict,
+						 rb.meta, rb.len, rb.verdict);
+			}
+			uxdp_prog_put(xa);
+			uxdp_prog_put(xb);
+		}
+		if (strcmp(corpus_objs[i], "helpers"))
+			maps_equal(a, b);
+		uxdp_bpf_object_close(a);
+		uxdp_bpf_object_close(b);
+	}
+	uxdp_set_print(old);
+}
+
 /* Several programs of one object, and two objects of one file with maps
  * of their own, side by side in one process. */
 static void test_several(void **state)
@@ -1738,8 +1860,17 @@ static void test_several(void **state)
 	/* The object's handles go; the programs it gave out stay. */
 	uxdp_bpf_object_close(obj);
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		struct uxdp_bpf_prog_info info;
+
 		assert_int_equal(run1(p[i], pkt, sizeof(pkt)).verdict,
 				 want[i].verdict);
+		/* An XDP_ABORTED the program returns is counted, not as a
+		 * fault. */
+		info_of(p[i], &info);
+		assert_int_equal(info.runs, 1);
+		assert_int_equal(info.aborted,
+				 want[i].verdict == XDP_ABORTED);
+		assert_int_equal(info.faults, 0);
 		uxdp_prog_put(p[i]);
 	}
 
@@ -1962,6 +2093,7 @@ int main(void)
 		cmocka_unit_test(test_engines),
 		cmocka_unit_test(test_run_context),
 		cmocka_unit_test(test_run_xdp_filter),
+		cmocka_unit_test(test_engines_agree),
 		cmocka_unit_test(test_several),
 		cmocka_unit_test(test_attached_verdicts),
 		cmocka_unit_test(test_attached_swap),

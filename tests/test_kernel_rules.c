@@ -16,6 +16,7 @@
 
 #include <uxdp/uxdp.h>
 
+#include "../src/bpf/bpf_internal.h"
 #include "t_kernel_rules.h"
 
 #define BIT(r)		(1U << (r))
@@ -327,6 +328,113 @@ static void test_probe_answers(void **state)
 	assert_int_equal(k.state[T_KR_STATS_V2], T_KR_UNPROBED);
 }
 
+static struct bpf_insn kr_insn(uint8_t code, uint8_t dst, uint8_t src,
+			       int16_t off, int32_t imm)
+{
+	return (struct bpf_insn){ .code = code, .dst_reg = dst,
+				  .src_reg = src, .off = off, .imm = imm };
+}
+
+/*
+ * The instruction rules: each probe's current answer is uxdp's own (its
+ * interpreter runs the probe), the answers map to states, the release
+ * decides the rule that is not probed, and a program is covered by an
+ * older rule only through an instruction of that rule.
+ */
+static void test_bpf_rules(void **state)
+{
+	const struct bpf_insn mod32 = kr_insn(BPF_ALU | BPF_MOD | BPF_X, 0, 1,
+					      0, 0);
+	const struct bpf_insn sdiv64 = kr_insn(BPF_ALU64 | BPF_DIV | BPF_K, 0,
+					       0, 1, -1);
+	const struct bpf_insn smod32 = kr_insn(BPF_ALU | BPF_MOD | BPF_X, 0, 1,
+					       1, 0);
+	const struct bpf_insn div32 = kr_insn(BPF_ALU | BPF_DIV | BPF_X, 0, 1,
+					      0, 0);
+	/* a lddw whose second half looks like a mod32 */
+	const struct bpf_insn lddw[2] = {
+		kr_insn(BPF_LD | BPF_IMM | BPF_DW, 0, 0, 0, 1),
+		kr_insn(BPF_ALU | BPF_MOD | BPF_X, 0, 0, 0, 0),
+	};
+	/* The trap is decided by the release: sdiv came in 6.6. */
+	static const struct {
+		const char *release;
+		enum t_krule_state trap;
+	} releases[] = {
+		{ "6.1.0-30-amd64", T_KR_UNPROBED },
+		{ "6.6.50", T_KR_OLDER },
+		{ "6.11.11-arch1", T_KR_OLDER },
+		{ "6.12.0", T_KR_CURRENT },
+		{ "7.0.1", T_KR_CURRENT },
+		{ "(uname: x)", T_KR_UNPROBED },
+	};
+	struct t_krules k;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < t_krules_bpf_nprobes; i++) {
+		const struct t_bpf_probe *p = &t_krules_bpf_probes[i];
+		const struct bpf_insn prog[] = {
+			kr_insn(BPF_LD | BPF_IMM | BPF_DW, 0, 0, 0,
+				(int32_t)p->a),
+			kr_insn(0, 0, 0, 0, (int32_t)(p->a >> 32)),
+			kr_insn(BPF_LD | BPF_IMM | BPF_DW, 1, 0, 0,
+				(int32_t)p->b),
+			kr_insn(0, 0, 0, 0, (int32_t)(p->b >> 32)),
+			kr_insn(p->code, 0, 1, p->off, 0),
+			kr_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+		};
+		struct uxdp_bpf_code *code;
+		struct uxdp_bpf_run run = { 0 };
+		uint8_t mem[1];
+
+		assert_int_not_equal(p->current, p->older);
+		assert_int_equal(uxdp_bpf_raw_code("probe", prog, 6, 0, &code),
+				 0);
+		run.code = code;
+		run.mem = mem;
+		assert_int_equal(uxdp_bpf_interp_run(&run, (uintptr_t)mem, 0),
+				 p->current);
+		uxdp_bpf_raw_free(code);
+
+		t_krules_init(&k);
+		t_krules_bpf_probe_answer(&k, p, true, p->current);
+		assert_int_equal(k.state[p->rule], T_KR_CURRENT);
+		t_krules_bpf_probe_answer(&k, p, true, p->older);
+		assert_int_equal(k.state[p->rule], T_KR_OLDER);
+		t_krules_bpf_probe_answer(&k, p, true, p->older ^ 1);
+		assert_int_equal(k.state[p->rule], T_KR_UNPROBED);
+		t_krules_bpf_probe_answer(&k, p, false, p->current);
+		assert_int_equal(k.state[p->rule], T_KR_UNPROBED);
+	}
+
+	for (i = 0; i < sizeof(releases) / sizeof(releases[0]); i++) {
+		t_krules_init(&k);
+		snprintf(k.release, sizeof(k.release), "%s",
+			 releases[i].release);
+		t_krules_bpf_release_rules(&k);
+		assert_int_equal(k.state[T_KR_BPF_SDIV_TRAP],
+				 releases[i].trap);
+	}
+
+	/* Nothing older: nothing covers. */
+	t_krules_init(&k);
+	assert_int_equal(t_krules_bpf_covers(&k, &mod32, 1), 0);
+	assert_int_equal(t_krules_bpf_covers(&k, &sdiv64, 1), 0);
+	t_krules_set(&k, T_KR_BPF_MOD32_ZERO, T_KR_OLDER);
+	t_krules_set(&k, T_KR_BPF_SDIV_TRAP, T_KR_OLDER);
+	t_krules_set(&k, T_KR_BPF_INTERP_SDIV32, T_KR_OLDER);
+	assert_int_equal(t_krules_bpf_covers(&k, &mod32, 1),
+			 BIT(T_KR_BPF_MOD32_ZERO));
+	assert_int_equal(t_krules_bpf_covers(&k, &sdiv64, 1),
+			 BIT(T_KR_BPF_SDIV_TRAP));
+	assert_int_equal(t_krules_bpf_covers(&k, &smod32, 1),
+			 BIT(T_KR_BPF_MOD32_ZERO) | BIT(T_KR_BPF_SDIV_TRAP) |
+			 BIT(T_KR_BPF_INTERP_SDIV32));
+	assert_int_equal(t_krules_bpf_covers(&k, &div32, 1), 0);
+	assert_int_equal(t_krules_bpf_covers(&k, lddw, 2), 0);
+}
+
 /* Notes count per rule; the lines say the release and the commit. */
 static void test_notes(void **state)
 {
@@ -359,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_umem_by_hand),
 		cmocka_unit_test(test_tx_explain),
 		cmocka_unit_test(test_probe_answers),
+		cmocka_unit_test(test_bpf_rules),
 		cmocka_unit_test(test_notes),
 	};
 

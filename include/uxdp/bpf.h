@@ -69,8 +69,7 @@ struct uxdp_bpf_object_opts {
 	 * uxdp_bpf_object_open_mem() (default "mem"). Copied. */
 	const char *object_name;
 	uint32_t engine;		/* enum uxdp_bpf_engine */
-	/* No flags are defined yet: must be 0 (EINVAL otherwise). */
-	uint32_t flags;
+	uint32_t flags;			/* UXDP_BPF_F_*; others: EINVAL */
 	/*
 	 * Back edges (backward jumps taken) one run may take before it ends
 	 * as XDP_ABORTED: a bounded loop the kernel's verifier accepts stays
@@ -79,6 +78,17 @@ struct uxdp_bpf_object_opts {
 	uint64_t budget;
 };
 #define uxdp_bpf_object_opts__last_field budget
+
+/*
+ * Also put every program loaded to the running kernel's verifier (its
+ * maps created in the kernel with the same definitions, global data with
+ * its initial values, .rodata frozen; nothing attached, all closed again)
+ * and refuse what it refuses: uxdp_bpf_object_load() is then -EINVAL
+ * with the verifier's reason in uxdp_errmsg() and its whole log through
+ * the print callback (UXDP_INFO); -EPERM without CAP_BPF and CAP_PERFMON.
+ * uxdp's own safety pass runs as ever. Needs libbpf (-EOPNOTSUPP).
+ */
+#define UXDP_BPF_F_KERNEL_VERIFY	(1U << 0)
 
 /*
  * Open the object file at @path (@opts may be NULL). Nothing is created or

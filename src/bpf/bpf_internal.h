@@ -607,4 +607,27 @@ extern int (*uxdp_bpf_prog_jit_compile)(struct uxdp_bpf_code *code,
 const struct bpf_insn *uxdp_bpf_program_insns(const struct uxdp_bpf_program *p,
 					      uint32_t *len);
 
+/* ---- kverify.c: UXDP_BPF_F_KERNEL_VERIFY --------------------------------- */
+
+/*
+ * Put program @name (@insns as linked: maps as lddw src 5/6 by index into
+ * @maps) to the running kernel's verifier as an XDP program of
+ * @attach_type (@section "xdp.frags...": with frags), its maps created in
+ * the kernel as @maps define them. 0 if the kernel accepts it; -EINVAL if
+ * its verifier refuses it (the reason from its log in uxdp_errmsg(), the
+ * whole log through the print callback); -EPERM without CAP_BPF; other
+ * errors (a map the kernel cannot create, -ENOMEM) as they come;
+ * -EOPNOTSUPP without libbpf. Nothing stays in the kernel.
+ */
+int uxdp_bpf_kverify(const char *name, const char *section,
+		     uint32_t attach_type, const struct bpf_insn *insns,
+		     uint32_t len, const struct uxdp_bpf_build_map *maps,
+		     uint32_t nmaps);
+
+/*
+ * The verifier's reason in its @log: the last line that is not one of the
+ * statistics it ends with (@log is cut there). Also for the kernel tests.
+ */
+const char *uxdp_bpf_kverify_reason(char *log);
+
 #endif /* UXDP_BPF_INTERNAL_H */

@@ -78,6 +78,7 @@ struct uxdp_bpf_object {
 	enum obj_state state;
 	char *name;
 	uint32_t engine;
+	uint32_t flags;			/* UXDP_BPF_F_* */
 	uint64_t budget;
 #ifdef UXDP_HAVE_LIBBPF
 	struct bpf_object *lobj;
@@ -603,6 +604,7 @@ static struct uxdp_bpf_object *obj_open(uint8_t *elf, size_t size,
 	obj->refcnt = 1;
 	obj->name = name;
 	obj->engine = UXDP_OPTS_GET(opts, engine, UXDP_BPF_ENGINE_DEFAULT);
+	obj->flags = UXDP_OPTS_GET(opts, flags, 0);
 	obj->budget = UXDP_OPTS_GET(opts, budget, 0);
 	err = uxdp_bpf_elf_parse(&e, elf, size, name);
 	if (err)
@@ -651,8 +653,8 @@ static int opts_check(const struct uxdp_bpf_object_opts *opts)
 	if (UXDP_OPTS_GET(opts, engine, 0) > UXDP_BPF_ENGINE_JIT)
 		return uxdp_fail(EINVAL, "bpf: engine %u is not one of "
 				 "enum uxdp_bpf_engine", opts->engine);
-	if (UXDP_OPTS_GET(opts, flags, 0))
-		return uxdp_fail(EINVAL, "bpf: flags 0x%x: none are defined",
+	if (UXDP_OPTS_GET(opts, flags, 0) & ~UXDP_BPF_F_KERNEL_VERIFY)
+		return uxdp_fail(EINVAL, "bpf: flags 0x%x: unknown ones",
 				 opts->flags);
 	return 0;
 }
@@ -1011,6 +1013,10 @@ static int obj_load_progs(struct uxdp_bpf_object *obj)
 		if (!p->autoload)
 			continue;
 		err = prog_scan(obj, p);
+		if (!err && (obj->flags & UXDP_BPF_F_KERNEL_VERIFY))
+			err = uxdp_bpf_kverify(p->name, p->section,
+					       p->attach_type, p->insns, p->len,
+					       bm, obj->nmaps);
 		if (!err)
 			err = prog_finish(obj, p, &b);
 	}

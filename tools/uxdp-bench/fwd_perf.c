@@ -757,15 +757,20 @@ again:
 			err = r1_count(b, &c1);
 		/*
 		 * The DUT forwarded before (above), so a window with
-		 * nothing in it is a DUT or generator that was not
-		 * scheduled for all of it: the warm-up's 1/16 of a second
-		 * under a loaded ctest -j2 once. Not a loss (r1 counts what
-		 * arrives; test_fwd_netns counts every frame): the window
-		 * grows until something arrives, and the rate is over all
-		 * of it. Bounded as the first frame's wait is.
+		 * nothing in it, or nothing offered, is a DUT or generator
+		 * that was not scheduled for all of it: under a loaded
+		 * ctest -j2, the warm-up's 1/16 of a second forwarded
+		 * nothing, and once the generator sent nothing in a whole
+		 * second. Not a loss (r1 counts what arrives;
+		 * test_fwd_netns counts every frame): the window grows
+		 * until both moved, and the rates are over all of it.
+		 * Bounded as the first frame's wait is.
 		 */
 		start = mono_ms();
-		while (!err && c1 == c0 && !gen.err && !dut_gone(&d) &&
+		while (!err && (c1 == c0 ||
+				__atomic_load_n(&gen.sent, __ATOMIC_RELAXED) ==
+				s0) &&
+		       !gen.err && !dut_gone(&d) &&
 		       mono_ms() - start < FWD_FIRST_MS) {
 			sleep_ms(50);
 			err = r1_count(b, &c1);

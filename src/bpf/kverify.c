@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * UXDP_BPF_F_KERNEL_VERIFY: a program as linked, also put to the running
+ * kernel's verifier. uxdp's own safety pass lets a program through that it
+ * cannot prove and checks it at run time; a user who wants the kernel's
+ * verdict as well (a program must stay loadable into the kernel) asks for
+ * it with this flag, and needs CAP_BPF for it.
+ *
+ * The kernel sees what the engines will run: the instructions after
+ * libbpf's linking and uxdp's CO-RE relocation, with each map the program
+ * names created in the kernel with the same type, sizes and entries, global
+ * data with its initial value, .rodata frozen (the verifier reads frozen
+ * read-only values as constants, and so may prune on them), as a loader
+ * would. Nothing is attached; the kernel's program and maps are closed at
+ * once. A refusal is uxdp's refusal, with the verifier's reason in the
+ * message and its whole log through the print callback (UXDP_INFO).
+ *
+ * Not given to the kernel: the object's BTF (its functions are then all
+ * verified as static ones) and its license (taken as GPL-compatible).
+ */
+#include "../internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bpf_internal.h"
+
+#ifdef UXDP_HAVE_LIBBPF
+
+#include <bpf/bpf.h>
+
+#define KV_LOG_SIZE	(4U << 20)
+
+/* The kernel's map for @m (-errno): same definition, same contents. */
+static int kv_map(const char *prog, const struct uxdp_bpf_build_map *m)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o);
+	char kname[16];
+	uint32_t key;
+	int fd, err;
+
+	/* What the program may not write, libbpf creates read-only for it. */
+	if (m->rdonly)
+		o.map_flags = BPF_F_RDONLY_PROG;
+	snprintf(kname, sizeof(kname), "%.15s", m->name);
+	for (char *c = kname; *c; c++)
+		if (*c != '.' && !isalnum((unsigned char)*c))
+			*c = '_';
+	fd = bpf_map_create(m->type, kname, m->key_size, m->value_size,
+			    m->max_entries, &o);
+	if (fd < 0)
+		return uxdp_fail(errno, "prog %s: kernel verify: map %s: the "
+				 "kernel cannot create it: %s", prog, m->name,
+				 strerror(errno));
+	/* Plain arrays carry their contents (global data's initial value,
+	 * what the control plane wrote before load); a per-CPU value is
+	 * not laid out for the kernel here, and is all zero. */
+	if (m->type == BPF_MAP_TYPE_ARRAY && m->values && m->value_size)
+		for (key = 0; key < m->max_entries; key++) {
+			const uint8_t *v = m->values +
+					   (uint64_t)key * m->value_size;
+
+			if (bpf_map_update_elem(fd, &key, v, BPF_ANY)) {
+				err = errno;
+				close(fd);
+				return uxdp_fail(err, "prog %s: kernel verify: "
+						 "map %s: %s", prog, m->name,
+						 strerror(err));
+			}
+		}
+	if (m->rdonly && bpf_map_freeze(fd)) {
+		err = errno;
+		close(fd);
+		return uxdp_fail(err, "prog %s: kernel verify: map %s: freeze: "
+				 "%s", prog, m->name, strerror(err));
+	}
+	return fd;
+}
+
+#endif /* UXDP_HAVE_LIBBPF */
+
+/* The lines the verifier ends with after its reason. */
+static bool kv_after_reason(const char *line)
+{
+	static const char *const after[] = {
+		"processed ", "verification time", "stack depth",
+		"cur state:", "old state:",	/* after an infinite loop */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(after) / sizeof(after[0]); i++)
+		if (!strncmp(line, after[i], strlen(after[i])))
+			return true;
+	return false;
+}
+
+const char *uxdp_bpf_kverify_reason(char *log)
+{
+	char *end = log + strlen(log), *p;
+
+	for (;;) {
+		while (end > log && (end[-1] == '\n' || end[-1] == ' '))
+			*--end = '\0';
+		p = end;
+		while (p > log && p[-1] != '\n')
+			p--;
+		if (p == log || !kv_after_reason(p))
+			return *p ? p : "(no log)";
+		end = p;
+	}
+}
+
+#ifdef UXDP_HAVE_LIBBPF
+
+int uxdp_bpf_kverify(const char *name, const char *section,
+		     uint32_t attach_type, const struct bpf_insn *insns,
+		     uint32_t len, const struct uxdp_bpf_build_map *maps,
+		     uint32_t nmaps)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = (enum bpf_attach_type)attach_type);
+	struct bpf_insn *k = NULL;
+	char kname[16], *log = NULL;
+	struct utsname u;
+	int *fds, err = 0, fd;
+	uint32_t i;
+
+	fds = malloc((nmaps ? nmaps : 1) * sizeof(*fds));
+	k = malloc((len ? len : 1) * sizeof(*k));
+	log = malloc(KV_LOG_SIZE);
+	if (!fds || !k || !log) {
+		err = uxdp_fail(ENOMEM, "prog %s: kernel verify: out of memory",
+				name);
+		goto out;
+	}
+	for (i = 0; i < nmaps; i++)
+		fds[i] = -1;
+	memcpy(k, insns, len * sizeof(*k));
+	/* Maps by index become maps by the kernel's descriptor. */
+	for (i = 0; i + 1 < len && !err; i++) {
+		struct bpf_insn *in = &k[i];
+		uint32_t m = (uint32_t)in->imm;
+
+		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
+			continue;
+		if (in->src_reg == BPF_PSEUDO_MAP_IDX ||
+		    in->src_reg == BPF_PSEUDO_MAP_IDX_VALUE) {
+			if (m >= nmaps || !maps[m].map) {
+				err = uxdp_fail(EINVAL, "prog %s: kernel "
+						"verify: insn %u: no map %u",
+						name, i, m);
+				break;
+			}
+			if (fds[m] < 0)
+				fds[m] = kv_map(name, &maps[m]);
+			if (fds[m] < 0) {
+				err = fds[m];
+				break;
+			}
+			in->src_reg = in->src_reg == BPF_PSEUDO_MAP_IDX ?
+				      BPF_PSEUDO_MAP_FD : BPF_PSEUDO_MAP_VALUE;
+			in->imm = fds[m];
+		}
+		i++;
+	}
+	if (err)
+		goto out;
+	if (section && !strncmp(section, "xdp.frags", 9))
+		o.prog_flags = BPF_F_XDP_HAS_FRAGS;
+	snprintf(kname, sizeof(kname), "%.15s", name);
+	for (char *c = kname; *c; c++)
+		if (!isalnum((unsigned char)*c))
+			*c = '_';
+	log[0] = '\0';
+	o.log_buf = log;
+	o.log_size = KV_LOG_SIZE;
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, kname, "GPL", k, len, &o);
+	if (fd < 0 && !log[0] && errno != EPERM) {
+		/* Again with the log on, for the reason. */
+		o.log_level = 1;
+		fd = bpf_prog_load(BPF_PROG_TYPE_XDP, kname, "GPL", k, len,
+				   &o);
+	}
+	if (fd >= 0) {
+		close(fd);
+		goto out;
+	}
+	err = errno;
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "?");
+	if (err == EPERM) {
+		err = uxdp_fail(EPERM, "prog %s: kernel verify: the kernel "
+				"loads no program for this process (it needs "
+				"CAP_BPF and CAP_PERFMON)", name);
+		goto out;
+	}
+	if (log[0])
+		uxdp_pr(UXDP_INFO, "bpf: prog %s: the verifier of kernel %s "
+			"refuses it; its log:\n%s\n", name, u.release, log);
+	err = uxdp_fail(EINVAL, "prog %s: the verifier of kernel %s refuses "
+			"it (%s): %s", name, u.release, strerror(err),
+			log[0] ? uxdp_bpf_kverify_reason(log) : "no log");
+out:
+	for (i = 0; fds && i < nmaps; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	free(k);
+	free(log);
+	return err;
+}
+
+#else /* !UXDP_HAVE_LIBBPF */
+
+int uxdp_bpf_kverify(const char *name, const char *section,
+		     uint32_t attach_type, const struct bpf_insn *insns,
+		     uint32_t len, const struct uxdp_bpf_build_map *maps,
+		     uint32_t nmaps)
+{
+	(void)section, (void)attach_type, (void)insns, (void)len;
+	(void)maps, (void)nmaps;
+	return uxdp_fail(EOPNOTSUPP, "prog %s: kernel verify: uxdp was built "
+			 "without libbpf", name);
+}
+
+#endif /* UXDP_HAVE_LIBBPF */
