@@ -49,6 +49,7 @@ void tbpf_spec_parse(const struct tparams *p, const char *what,
 	memcpy(out->file, spec, len);
 	out->file[len] = '\0';
 	out->name = name;
+	out->flags = 0;
 }
 
 static const char *const engine_names[] = {
@@ -135,6 +136,7 @@ int tbpf_try_load(const struct tbpf_spec *s, uint32_t engine,
 	struct uxdp_bpf_object_opts opts = {
 		.sz = sizeof(opts),
 		.engine = engine,
+		.flags = s->flags,
 	};
 	struct uxdp_bpf_program *p, *q = NULL;
 	int err;

@@ -29,6 +29,7 @@
 struct tbpf_spec {
 	char file[4096];
 	const char *name;	/* NULL: the object's first XDP program */
+	uint32_t flags;		/* the object's UXDP_BPF_F_* */
 };
 
 /*

@@ -62,6 +62,7 @@ struct bpf_opts {
 	bool disasm;
 	bool asm_text;
 	bool maps;
+	bool kernel_verify;
 	const char *engine;
 	const char *packet;
 	const char *pcap;
@@ -76,6 +77,11 @@ struct bpf_opts {
 	TPARAM(name, key, type, struct bpf_opts, field, mv, lo, hi, help)
 #define OPT_ENGINE \
 	OPT("engine", 'e', TPARAM_STR, engine, "ENGINE", 0, 0, TBPF_ENGINE_HELP)
+#define OPT_KVERIFY \
+	OPT("kernel-verify", 'k', TPARAM_FLAG, kernel_verify, NULL, 0, 0, \
+	    "also put each program to the running kernel's verifier and "  \
+	    "refuse what it refuses, with its reason (needs CAP_BPF and "  \
+	    "CAP_PERFMON) (default: uxdp's own safety pass only)")
 #define OPT_JSON(what) \
 	OPT("json", 'j', TPARAM_FLAG, run.json, NULL, 0, 0, what)
 
@@ -84,6 +90,7 @@ static const struct tparam dump_defs[] = {
 	    "each program's instructions as linked (subprograms after it), "
 	    "before the safety pass's fixups"),
 	OPT_ENGINE,
+	OPT_KVERIFY,
 	OPT_JSON("one JSON object on stdout (default: text)"),
 	TPARAM_HELP_ROW,
 };
@@ -111,6 +118,7 @@ static const struct tparam test_defs[] = {
 	    "after the runs, every entry of the object's arrays that is not "
 	    "all zero (per-CPU ones summed over the threads), for a test of "
 	    "what the program counted"),
+	OPT_KVERIFY,
 	OPT("ifindex", 0, TPARAM_U32, ifindex, "N", 0, UINT32_MAX,
 	    "the context's ingress_ifindex (default 0)"),
 	OPT("queue", 0, TPARAM_U32, queue, "N", 0, UINT32_MAX,
@@ -122,6 +130,7 @@ static const struct tparam test_defs[] = {
 
 static const struct tparam check_defs[] = {
 	OPT_ENGINE,
+	OPT_KVERIFY,
 	TPARAM_HELP_ROW,
 };
 
@@ -288,10 +297,14 @@ static struct uxdp_bpf_object *open_object(const char *file)
 }
 
 /* Program @name of @file loaded on its own, or the reason it is not. */
-static int load_alone(const char *file, const char *name, uint32_t engine,
-		      struct tbpf_prog *lp, char *why, size_t len)
+static int load_alone(const struct bpf_opts *o, const char *file,
+		      const char *name, uint32_t engine, struct tbpf_prog *lp,
+		      char *why, size_t len)
 {
-	struct tbpf_spec s = { .name = name };
+	struct tbpf_spec s = {
+		.name = name,
+		.flags = o->kernel_verify ? UXDP_BPF_F_KERNEL_VERIFY : 0,
+	};
 
 	snprintf(s.file, sizeof(s.file), "%s", file);
 	return tbpf_try_load(&s, engine, lp, why, len);
@@ -399,8 +412,8 @@ static void dump_program(const struct bpf_opts *o, const char *file,
 	int err = -1;
 
 	if (xdp) {
-		err = load_alone(file, uxdp_bpf_program_name(p), engine, &lp,
-				 why, sizeof(why));
+		err = load_alone(o, file, uxdp_bpf_program_name(p), engine,
+				 &lp, why, sizeof(why));
 		if (!err && uxdp_bpf_prog_info(lp.prog, &in)) {
 			snprintf(why, sizeof(why), "info: %s",
 				 tports_why(errno));
@@ -541,7 +554,7 @@ static int cmd_check(struct tool *t, struct bpf_opts *o, int argc,
 			continue;
 		}
 		nxdp++;
-		if (load_alone(file, name, engine, &lp, why, sizeof(why))) {
+		if (load_alone(o, file, name, engine, &lp, why, sizeof(why))) {
 			printf("%s: refused: %s\n", name, why);
 			refused++;
 		} else if (!uxdp_bpf_prog_info(lp.prog, &in)) {
@@ -1003,6 +1016,8 @@ static int cmd_test(struct tool *t, struct bpf_opts *o, int argc,
 	r.o = o;
 	r.expect = o->expect ? parse_verdict(o->expect) : -1;
 	tbpf_spec_parse(&test_params, "", argv[first], &spec);
+	if (o->kernel_verify)
+		spec.flags = UXDP_BPF_F_KERNEL_VERIFY;
 	if (o->packet) {
 		/* Bad hex is bad usage: said before anything is loaded. */
 		static uint8_t probe[PKT_MAX];
