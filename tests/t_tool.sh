@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Shared by the tools' shell tests (test_fwd.sh, test_xsk_tool.sh), sourced
-# after setting:
+# Shared by the tools' shell tests (test_fwd.sh, test_xsk_tool.sh,
+# test_bpf_tool.sh), sourced after setting:
 #	tool		the binary under test
 #	tool_name	its name, for messages
 #	tool_timeout	seconds a run may take before it is killed
 # Gives: $tmp (removed at exit), $bg_pid and $ns (a background process this
 # script started and a network namespace it made, both cleaned up at exit),
-# $failed, fail, run_tool, expect, sanitizer_check and signal_stop.
+# $failed, fail, run_tool, expect, json_ok, json_check_all,
+# sanitizer_check and signal_stop.
 tmp=$(mktemp -d)
 bg_pid=
 ns=
@@ -28,6 +29,53 @@ trap cleanup EXIT
 fail() {
 	echo "FAIL: $*"
 	failed=1
+}
+
+# json_ok FILE WHAT EXPR...: keep FILE (JSON lines), what it is and the
+# Python expressions that must hold of it, for json_check_all, which
+# checks them all at once at the end ($tmp/json.N, .what, .expr): one
+# Python start-up, so the test stays fast on a loaded machine.
+njson=0
+json_ok() {
+	njson=$((njson + 1))
+	cp "$1" "$tmp/json.$njson"
+	printf '%s\n' "$2" >"$tmp/json.$njson.what"
+	shift 2
+	: >"$tmp/json.$njson.expr"
+	for _expr in "$@"; do
+		printf '%s\n' "$_expr" >>"$tmp/json.$njson.expr"
+	done
+}
+
+# json_check_all [PYTHON]: every file json_ok kept, checked: its lines
+# parsed (L; t, the last), PYTHON run on them (the script's own checks of
+# every output; names it defines are there for the expressions), then each
+# expression. A line per failure, a count, and $failed set on any.
+json_check_all() {
+	printf '%s\n' "${1:-}" >"$tmp/json.checks.py"
+	python3 - "$tmp" "$njson" <<'PY' || failed=1
+import json, sys
+tmp, n, bad = sys.argv[1], int(sys.argv[2]), 0
+checks = compile(open(tmp + "/json.checks.py").read(), "checks", "exec")
+for i in range(1, n + 1):
+    base = "%s/json.%d" % (tmp, i)
+    what = open(base + ".what").read().strip()
+    try:
+        text = open(base).read()
+        assert text.endswith("\n"), "output does not end with a newline"
+        L = [json.loads(l) for l in text.splitlines()]
+        assert L, "no output"
+        env = {"json": json, "L": L, "t": L[-1]}
+        exec(checks, env)
+        for e in open(base + ".expr").read().splitlines():
+            assert eval(e, env), "does not hold: %s\n  output: %s" % (
+                e, json.dumps(L[-1])[:2000])
+    except Exception as ex:
+        print("FAIL: %s: %s: %s" % (what, type(ex).__name__, ex))
+        bad += 1
+print("%d JSON outputs checked, %d failed" % (n, bad))
+sys.exit(1 if bad else 0)
+PY
 }
 
 # Nothing may hang the test: every run is bounded (killed after

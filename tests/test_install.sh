@@ -22,7 +22,8 @@ libdir=$(pkgc --variable=libdir)
 	{ echo "headers not under PREFIX"; exit 1; }
 # The man pages: uxdp(7), and each tool's, installed and rendering
 # without a warning.
-for m in man7/uxdp.7 man1/uxdp-fwd.1 man1/uxdp-xsk.1 man1/uxdp-bench.1; do
+for m in man7/uxdp.7 man1/uxdp-fwd.1 man1/uxdp-xsk.1 man1/uxdp-bpf.1 \
+	 man1/uxdp-bench.1; do
 	# A tool's page comes with the tool (UXDP_BUILD_TOOLS).
 	case $m in man1/*)
 		t=$(basename "$m" .1)

@@ -30,6 +30,7 @@
  * below edit (--queues, --copy, ...). */
 #include <uxdp/driver.h>
 
+#include "bpfprog.h"
 #include "link.h"
 #include "params.h"
 #include "ports.h"
@@ -54,8 +55,9 @@
 /* ---- options ------------------------------------------------------------- */
 
 struct fwd_opts {
-	const char *prog;	/* built-in name or FILE.so:NAME */
+	const char *prog;	/* built-in, FILE.so:NAME or FILE.o[:NAME] */
 	const char *prog_args;
+	const char *engine;	/* FILE.o only */
 	struct tool_opts run;	/* count: packets received */
 	uint32_t threads;
 	const char *cpus;
@@ -73,11 +75,14 @@ struct fwd_opts {
 
 static const struct tparam opt_defs[] = {
 	OPT("prog", 'p', TPARAM_STR, prog, "PROG", 0, 0,
-	    "the program run on every packet: fwd, macswap, drop, count, or "
-	    "FILE.so:NAME, a program built with UXDP_PROG_DEFINE (default "
-	    "fwd)"),
+	    "the program run on every packet: fwd, macswap, drop, count, "
+	    "FILE.so:NAME, a program built with UXDP_PROG_DEFINE, or "
+	    "FILE.o[:NAME], an XDP eBPF object's program (default fwd)"),
 	OPT("prog-args", 'a', TPARAM_STR, prog_args, "ARGS", 0, 0,
 	    "passed to a FILE.so:NAME program's init (default none)"),
+	OPT("engine", 'e', TPARAM_STR, engine, "ENGINE", 0, 0,
+	    "a FILE.o program's engine: jit, interp, or default (the JIT "
+	    "where there is one, else the interpreter) (default default)"),
 	TOOL_OPT_DURATION(struct fwd_opts, run),
 	OPT("count", 'c', TPARAM_U64, run.count, "N", 0, UINT64_MAX,
 	    "stop once the ports have received N packets in all, each "
@@ -203,8 +208,8 @@ static uint32_t prog_count(struct uxdp_buff *ctx, void *priv)
 }
 
 /*
- * A program from a shared object: its verdicts are carried out as they
- * are, except PASS. A forwarder has no stack to pass a packet to, so PASS
+ * A program from a shared object or an eBPF object: its verdicts are
+ * carried out as they are, except PASS. A forwarder has no stack to pass a packet to, so PASS
  * means "let it through": forwarded to the other port, or reflected. A
  * program that drops what it does not like and passes the rest is a
  * filter between the two ports.
@@ -217,7 +222,25 @@ static uint32_t prog_file(struct uxdp_buff *ctx, void *priv)
 	return v == UXDP_PASS ? forward(p) : v;
 }
 
-enum prog_id { PROG_FWD, PROG_MACSWAP, PROG_DROP, PROG_COUNT, PROG_FILE };
+/* An eBPF program's queue: its verdicts counted (the report at the end),
+ * the port's fwd_priv for where PASS goes. */
+struct bpf_queue {
+	struct tbpf_qcount n;
+	const struct fwd_priv *p;
+} __attribute__((aligned(UXDP_CACHE_LINE)));
+
+static uint32_t prog_bpf(struct uxdp_buff *ctx, void *priv)
+{
+	struct bpf_queue *q = priv;
+	uint32_t v = uxdp_prog_run(q->p->user, ctx);
+
+	tbpf_count(&q->n, v);
+	return v == UXDP_PASS ? forward(q->p) : v;
+}
+
+enum prog_id {
+	PROG_FWD, PROG_MACSWAP, PROG_DROP, PROG_COUNT, PROG_FILE, PROG_BPF
+};
 
 static const struct {
 	const char *name;
@@ -284,6 +307,7 @@ struct port {
 	struct uxdp_map *map;		/* holds the other port */
 	struct fwd_priv priv;
 	struct qcount *counts;		/* --prog count: one per RX queue */
+	struct bpf_queue *bpfq;		/* --prog FILE.o: one per RX queue */
 	uint32_t nrxq;
 
 	/* A pcap port with a file to replay: the tool stops when every
@@ -318,6 +342,8 @@ struct fwd {
 	char prog_file[UXDP_PORT_STR_MAX];	/* FILE of FILE.so:NAME */
 	const char *prog_name;			/* NAME of FILE.so:NAME */
 	struct uxdp_prog *user;			/* loaded from prog_file */
+	struct tbpf_spec bpf_spec;		/* --prog FILE.o[:NAME] */
+	struct tbpf_prog bpf;			/* loaded from it */
 
 	struct port ports[MAX_PORTS];
 	unsigned int nports;
@@ -349,6 +375,7 @@ static void more_help(FILE *f)
 		"afxdp:eth0 afxdp:eth1",
 		"--prog macswap afxdp:eth0@0",
 		"--prog ./filter.so:udp_only afxdp:eth0 afxdp:eth1",
+		"--prog xdp_fw.o:xdp_fw afxdp:eth0 afxdp:eth1",
 		"--count 5M null:gen,count=5M null:sink,sink",
 		NULL,
 	};
@@ -365,6 +392,12 @@ static void more_help(FILE *f)
 		     "or a name the dynamic loader searches for): DROP, TX, "
 		     "ABORTED and REDIRECT are carried out as they are, PASS "
 		     "forwards (or reflects)");
+	fprintf(f, "  FILE.o[:NAME]\n%15s", "");
+	tparams_wrap(f, 15, 15, "the XDP program NAME (default: the first) "
+		     "of an eBPF object as clang writes it, run by --engine: "
+		     "its verdicts as FILE.so's (XDP_TX goes back out of the "
+		     "port it came in on); its runs, verdicts and faults are "
+		     "in the totals");
 	tparams_section(f, "output", "Per interval and port: rx/s received, "
 			"fwd/s sent on by the program (XDP_TX or "
 			"XDP_REDIRECT), tx/s sent out of the port, drop/s lost "
@@ -388,13 +421,27 @@ static void more_help(FILE *f)
 
 /* ---- parsing what the table cannot check --------------------------------- */
 
-/* --prog: a built-in name, or FILE.so:NAME (split at the last ':'). */
+/* --prog: a built-in name, FILE.o[:NAME], or FILE.so:NAME (split at the
+ * last ':'). */
 static void parse_prog(struct fwd *f)
 {
 	const char *spec = f->o.prog ? f->o.prog : "fwd";
 	const char *colon;
 	unsigned int i;
 
+	if (tbpf_spec_is_object(spec)) {
+		tbpf_spec_parse(&params, "--prog", spec, &f->bpf_spec);
+		if (f->o.prog_args)
+			tparams_fail(&params, "--prog-args: an eBPF program "
+				     "takes no arguments");
+		/* Checked here: bad usage before any port opens. */
+		tbpf_engine_parse(&params, f->o.engine);
+		f->prog_id = PROG_BPF;
+		return;
+	}
+	if (f->o.engine)
+		tparams_fail(&params, "--engine: only for an eBPF program "
+			     "(--prog FILE.o[:NAME])");
 	for (i = 0; i < NBUILTIN; i++) {
 		if (!strcmp(spec, builtin_progs[i].name)) {
 			f->prog_id = (enum prog_id)i;
@@ -408,7 +455,8 @@ static void parse_prog(struct fwd *f)
 	colon = strrchr(spec, ':');
 	if (!colon)
 		tparams_fail(&params, "--prog '%s': not a built-in program "
-			     "(fwd, macswap, drop, count) nor FILE.so:NAME",
+			     "(fwd, macswap, drop, count) nor FILE.so:NAME "
+			     "nor FILE.o[:NAME]",
 			     spec);
 	if (colon == spec || !colon[1])
 		tparams_fail(&params, "--prog '%s': want FILE.so:NAME, with "
@@ -797,6 +845,13 @@ static int setup_progs(struct fwd *f)
 			return -1;
 		}
 	}
+	if (f->prog_id == PROG_BPF) {
+		if (tbpf_load(PROG_NAME, "--prog", &f->bpf_spec,
+			      tbpf_engine_parse(&params, f->o.engine),
+			      &f->bpf))
+			return -1;
+		f->user = uxdp_prog_get(f->bpf.prog);
+	}
 	for (i = 0; i < f->nports; i++) {
 		struct port *pt = &f->ports[i];
 		struct port *other = &f->ports[f->nports - 1 - i];
@@ -823,6 +878,19 @@ static int setup_progs(struct fwd *f)
 					       prog_count, sizeof(*pt->counts),
 					       (void **)&pt->counts))
 				return -1;
+		} else if (f->prog_id == PROG_BPF) {
+			uint32_t q;
+
+			/* Per queue: each verdict count has one writer. The
+			 * ports are not up yet: nothing runs before the
+			 * queues know their port. */
+			if (tports_attach_each(PROG_NAME, pt->tp.dev,
+					       f->bpf.name, prog_bpf,
+					       sizeof(*pt->bpfq),
+					       (void **)&pt->bpfq))
+				return -1;
+			for (q = 0; q < pt->nrxq; q++)
+				pt->bpfq[q].p = &pt->priv;
 		} else if (f->prog_id == PROG_FILE) {
 			if (tports_attach(PROG_NAME, pt->tp.dev,
 					  UXDP_ALL_QUEUES, f->prog_name,
@@ -1196,7 +1264,7 @@ static int pcap_errors(const struct fwd *f)
 static void print_header(struct tool *t)
 {
 	const struct fwd *f = fwd_of(t);
-	const char *prog = f->prog_id == PROG_FILE ? f->o.prog :
+	const char *prog = f->prog_id >= PROG_FILE ? f->o.prog :
 			   builtin_progs[f->prog_id].name;
 
 	if (f->nports == 1)
@@ -1209,12 +1277,27 @@ static void print_header(struct tool *t)
 	printf(", %u poll thread%s", f->nthreads, f->nthreads == 1 ? "" : "s");
 }
 
+/* An eBPF program's verdicts over both ports, into @v. */
+static void bpf_verdicts(const struct fwd *f, uint64_t v[TBPF_NVERDICTS])
+{
+	uint64_t one[TBPF_NVERDICTS];
+	unsigned int i, k;
+
+	memset(v, 0, TBPF_NVERDICTS * sizeof(v[0]));
+	for (i = 0; i < f->nports; i++) {
+		tbpf_counts_sum(&f->ports[i].bpfq->n, f->ports[i].nrxq, one);
+		for (k = 0; k < TBPF_NVERDICTS; k++)
+			v[k] += one[k];
+	}
+}
+
 /* The totals, read after the poll threads stopped and the ports went
  * down: final, and they add up. */
 static void print_totals(struct tool *t, uint64_t ns)
 {
 	struct fwd *f = fwd_of(t);
 	uint64_t received = 0, forwarded = 0, lost = 0, passed = 0, kdrop = 0;
+	uint64_t bv[TBPF_NVERDICTS];
 	char a[32], b[32], c[32], r[32];
 	unsigned int i, j;
 
@@ -1233,6 +1316,8 @@ static void print_totals(struct tool *t, uint64_t ns)
 				 pt->ktotal.x.rx_ring_full;
 	}
 	lost += kdrop;
+	if (f->prog_id == PROG_BPF)
+		bpf_verdicts(f, bv);
 	if (!f->o.run.json) {
 		for (i = 0; i < f->nports; i++) {
 			struct port *pt = &f->ports[i];
@@ -1265,6 +1350,8 @@ static void print_totals(struct tool *t, uint64_t ns)
 			       "received them)",
 			       tstats_fmt_count(a, sizeof(a), kdrop));
 		printf("\n");
+		if (f->prog_id == PROG_BPF)
+			tbpf_report_text(stdout, &f->bpf, bv);
 		for (i = 0; i < f->nports; i++)
 			if (f->ports[i].xdump)
 				fwrite(f->ports[i].xdump, 1,
@@ -1272,7 +1359,7 @@ static void print_totals(struct tool *t, uint64_t ns)
 		return;
 	}
 	printf(",\"prog\":");
-	tjson_str(stdout, f->prog_id == PROG_FILE ? f->o.prog :
+	tjson_str(stdout, f->prog_id >= PROG_FILE ? f->o.prog :
 		  builtin_progs[f->prog_id].name);
 	printf(",\"mode\":\"%s\",\"threads\":%u,\"received\":%llu,"
 	       "\"forwarded\":%llu,\"passed\":%llu,\"dropped\":%llu,"
@@ -1305,7 +1392,12 @@ static void print_totals(struct tool *t, uint64_t ns)
 			print_afxdp_json(pt);
 		printf("}");
 	}
-	printf("]}\n");
+	printf("]");
+	if (f->prog_id == PROG_BPF) {
+		printf(",\"bpf\":");
+		tbpf_report_json(stdout, &f->bpf, bv);
+	}
+	printf("}\n");
 	/* -v: the drivers' reports, where they keep the JSON lines whole. */
 	for (i = 0; i < f->nports; i++)
 		if (f->ports[i].xdump)
@@ -1577,10 +1669,12 @@ static void teardown(struct tool *t)
 	for (i = 0; i < f->nports; i++) {
 		uxdp_map_destroy(f->ports[i].map);
 		free(f->ports[i].counts);
+		free(f->ports[i].bpfq);
 		free(f->ports[i].xdump);
 	}
 	if (f->user)
 		uxdp_prog_put(f->user);
+	tbpf_close(&f->bpf);
 	if (f->linkfd >= 0)
 		close(f->linkfd);
 }

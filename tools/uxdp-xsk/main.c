@@ -10,8 +10,10 @@
  * device side is the tool's too: a program on PORT redirects each packet
  * to the socket of its queue through a redirect map used as the XSKMAP
  * (key: the packet's queue), and a poll group per socket queue polls the
- * device. The main thread only waits for a signal, the stats tick or the
- * end, and prints.
+ * device. With --prog FILE.o[:NAME], an eBPF object's program runs first
+ * and what it passes goes to the socket (tools/lib/bpfprog.c loads it).
+ * The main thread only waits for a signal, the stats tick or the end, and
+ * prints.
  *
  * With --peer, a second port at the far end of PORT's wire (veth:NAMEp for
  * veth:NAME): the tool counts what arrives there, the sockets' transmits.
@@ -38,6 +40,7 @@
 /* uxdp_port_parse(): port strings are checked before anything opens. */
 #include <uxdp/driver.h>
 
+#include "bpfprog.h"
 #include "params.h"
 #include "ports.h"
 #include "report.h"
@@ -85,6 +88,8 @@ struct xsk_opts {
 	uint32_t budget;
 	const char *peer;
 	const char *feed;
+	const char *prog;	/* FILE.o[:NAME] */
+	const char *engine;
 	struct tool_opts run;	/* count: packets received (txonly sent) */
 };
 
@@ -160,6 +165,14 @@ static const struct tparam opt_defs[] = {
 	    "socket (each on a thread of its own, so a peer that picks the "
 	    "queue by thread, as veth does, spreads them): traffic for a "
 	    "port that makes none (default none)"),
+	OPT("prog", 0, TPARAM_STR, prog, "FILE.o[:NAME]", 0, 0,
+	    "an XDP eBPF object's program (NAME, default its first) run on "
+	    "every packet of PORT before the sockets: XDP_PASS delivers it "
+	    "to its queue's socket, the other verdicts are carried out as "
+	    "they are (default: every packet to its queue's socket)"),
+	OPT("engine", 'e', TPARAM_STR, engine, "ENGINE", 0, 0,
+	    "--prog's engine: jit, interp, or default (the JIT where there "
+	    "is one, else the interpreter) (default default)"),
 	TOOL_OPT_DURATION(struct xsk_opts, run),
 	OPT("count", 'c', TPARAM_U64, run.count, "N", 0, UINT64_MAX,
 	    "stop once the sockets have received N packets in all (txonly: "
@@ -191,6 +204,27 @@ static struct tparams params = {
 };
 
 /* ---- programs ------------------------------------------------------------ */
+
+/*
+ * --prog FILE.o: PORT's program per queue. The eBPF program decides; what
+ * it passes goes to the queue's socket, as the default program sends
+ * everything (the socket is this tool's stack). Its verdicts are counted
+ * for the report at the end, one writer per queue.
+ */
+struct bpf_queue {
+	struct tbpf_qcount n;
+	struct uxdp_prog *prog;
+	struct uxdp_map *xskmap;
+} __attribute__((aligned(UXDP_CACHE_LINE)));
+
+static uint32_t prog_bpf(struct uxdp_buff *ctx, void *priv)
+{
+	struct bpf_queue *q = priv;
+	uint32_t v = uxdp_prog_run(q->prog, ctx);
+
+	tbpf_count(&q->n, v);
+	return v == UXDP_PASS ? xsk_app_prog_xsk(ctx, q->xskmap) : v;
+}
 
 /* A feed's program: out of the peer, into PORT. */
 static uint32_t prog_feed(struct uxdp_buff *ctx, void *priv)
@@ -284,6 +318,10 @@ struct xsk_tool {
 	struct uxdp_map *feedmap;
 	struct peer_count *peer_counts;
 	uint32_t peer_nrxq;
+	struct tbpf_spec bpf_spec;	/* --prog */
+	struct tbpf_prog bpf;
+	struct bpf_queue *bpfq;		/* one per RX queue of PORT */
+	uint32_t bpf_nrxq;
 
 	struct sock *socks;
 
@@ -314,6 +352,7 @@ static void more_help(FILE *f)
 		"--l2fwd --queue 0-1 --peer veth:vp --feed null:f,pps=1M "
 		"veth:v,queues=2",
 		"--poll afxdp:eth0@0",
+		"--prog filter.o:xdp_filter -c 1M null:gen,count=1M",
 		NULL,
 	};
 
@@ -436,6 +475,15 @@ static void parse_args(struct tool *tool, int argc, char **argv)
 		tparams_fail(&params, "--feed sends through --peer: give both");
 	if (o->feed && t->mode == XSK_APP_TXONLY)
 		tparams_fail(&params, "--feed: txonly sockets receive nothing");
+	if (o->prog) {
+		if (t->mode == XSK_APP_TXONLY)
+			tparams_fail(&params, "--prog: txonly sockets receive "
+				     "nothing");
+		tbpf_spec_parse(&params, "--prog", o->prog, &t->bpf_spec);
+	}
+	if (o->engine && !o->prog)
+		tparams_fail(&params, "--engine: only with --prog FILE.o");
+	tbpf_engine_parse(&params, o->engine);
 	if (first >= argc)
 		tparams_fail(&params, "no PORT given");
 	if (argc - first > 1)
@@ -539,6 +587,26 @@ static int open_ports(struct xsk_tool *t)
 	return tports_names_read(PROG_NAME, t->port.tp.dev, &t->names);
 }
 
+/* --prog: load it, attach it to every RX queue of PORT. The port is not
+ * up yet: each queue knows its program and map before it runs. */
+static int setup_bpf(struct xsk_tool *t)
+{
+	uint32_t q;
+
+	if (tbpf_load(PROG_NAME, "--prog", &t->bpf_spec,
+		      tbpf_engine_parse(&params, t->o.engine), &t->bpf))
+		return -1;
+	t->bpf_nrxq = uxdp_dev_num_rxq(t->port.tp.dev);
+	if (tports_attach_each(PROG_NAME, t->port.tp.dev, t->bpf.name,
+			       prog_bpf, sizeof(*t->bpfq), (void **)&t->bpfq))
+		return -1;
+	for (q = 0; q < t->bpf_nrxq; q++) {
+		t->bpfq[q].prog = t->bpf.prog;
+		t->bpfq[q].xskmap = t->xskmap;
+	}
+	return 0;
+}
+
 static int setup_sockets(struct xsk_tool *t)
 {
 	struct xsk_app_cfg cfg = {
@@ -590,6 +658,8 @@ static int setup_sockets(struct xsk_tool *t)
 	if (t->mode == XSK_APP_TXONLY)
 		return tports_attach(PROG_NAME, t->port.tp.dev, UXDP_ALL_QUEUES,
 				     "drop", xsk_app_prog_drop, NULL);
+	if (t->o.prog)
+		return setup_bpf(t);
 	return tports_attach(PROG_NAME, t->port.tp.dev, UXDP_ALL_QUEUES, "xsk",
 			     xsk_app_prog_xsk, t->xskmap);
 }
@@ -1004,7 +1074,9 @@ static void print_totals(struct tool *tool, uint64_t ns)
 	uint64_t rx = 0, tx = 0, rx_bytes = 0;
 	unsigned int i;
 	char a[32], b[32], c[32], d[32], name[16];
+	uint64_t bv[TBPF_NVERDICTS];
 
+	tbpf_counts_sum(t->bpfq ? &t->bpfq->n : NULL, t->bpf_nrxq, bv);
 	for (i = 0; i < t->nsocks; i++) {
 		rx += t->socks[i].total.rx_packets;
 		rx_bytes += t->socks[i].total.rx_bytes;
@@ -1053,6 +1125,8 @@ static void print_totals(struct tool *tool, uint64_t ns)
 		       tstats_fmt_rate(b, sizeof(b), rx, ns),
 		       tstats_fmt_count(c, sizeof(c), tx),
 		       tstats_fmt_rate(d, sizeof(d), tx, ns));
+		if (t->bpf.prog)
+			tbpf_report_text(stdout, &t->bpf, bv);
 		return;
 	}
 	printf(",\"mode\":\"%s\",\"batch\":%u,\"frames\":%u,"
@@ -1095,7 +1169,12 @@ static void print_totals(struct tool *tool, uint64_t ns)
 		printf("%s", i ? "," : "");
 		json_dev_totals(t, "feed", &t->feeds[i]);
 	}
-	printf("]}\n");
+	printf("]");
+	if (t->bpf.prog) {
+		printf(",\"bpf\":");
+		tbpf_report_json(stdout, &t->bpf, bv);
+	}
+	printf("}\n");
 }
 
 #undef FMT
@@ -1310,6 +1389,8 @@ static void teardown(struct tool *tool)
 	uxdp_map_destroy(t->xskmap);
 	uxdp_map_destroy(t->feedmap);
 	free(t->peer_counts);
+	free(t->bpfq);
+	tbpf_close(&t->bpf);
 	free(t->socks);
 	if (t->stop_fd >= 0)
 		close(t->stop_fd);
