@@ -433,9 +433,13 @@ int uxdp_bpf_asm_raw(const char *text, struct bpf_insn **insns,
  * local call inside the program and not into a lddw, no lddw of a map, a
  * helper call only to UXDP_BPF_RAW_HELPER, the last instruction an exit or
  * a ja. The code is RAW (r1 = memory, r2 = its length), one 512-byte frame
- * a call, no regions, a budget of UXDP_BPF_RAW_BUDGET; a test may change
- * those fields before running it. Memory accesses are not checked: run
- * only trusted programs on memory they may touch. 0 with *@out, else
+ * a call, no regions, code->budget UXDP_BPF_RAW_BUDGET; a test may change
+ * those fields before running it. Back edges are counted only at the
+ * budget instructions the fixups insert, and a raw code has none: a loop
+ * that never ends runs for ever here (uxdp-bpf run ends it with an alarm;
+ * the budget is there for a test that puts budget rows in by hand).
+ * Memory accesses are not checked either: run only trusted programs on
+ * memory they may touch. 0 with *@out, else
  * -EINVAL and uxdp_errmsg() "prog NAME: insn N (DISASSEMBLY): REASON", or
  * -ENOMEM. Free with uxdp_bpf_raw_free().
  */
