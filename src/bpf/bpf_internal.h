@@ -309,6 +309,10 @@ struct uxdp_bpf_check_stats {
 	uint32_t back_edges;		/* budget instructions */
 };
 
+/* The largest value an array map holds: the kernel's KMALLOC_MAX_SIZE on
+ * x86-64 (4 MiB), which array_map_alloc_check() enforces. */
+#define UXDP_BPF_VALUE_MAX	(4U << 20)
+
 #define UXDP_BPF_BUILD_F_V4	(1U << 0)	/* cpu v4 instructions allowed */
 /* A DEVMAP second-stage program (BPF_XDP_DEVMAP): the only kind the kernel
  * lets read xdp_md.egress_ifindex. */

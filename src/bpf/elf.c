@@ -79,6 +79,14 @@ static int check_strtab(const struct uxdp_bpf_elf *e, uint32_t i,
 	return 0;
 }
 
+/* The sections libbpf makes global data maps of. */
+static bool is_global_data(const char *name)
+{
+	return !strcmp(name, ".data") || !strcmp(name, ".bss") ||
+	       !strcmp(name, ".rodata") || !strncmp(name, ".data.", 6) ||
+	       !strncmp(name, ".rodata.", 8);
+}
+
 static int check_sections(struct uxdp_bpf_elf *e)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)e->data;
@@ -147,6 +155,19 @@ static int check_sections(struct uxdp_bpf_elf *e)
 					 "offset %llu, not 8-byte aligned",
 					 e->obj, name,
 					 (unsigned long long)s->sh_offset);
+		/* Global data becomes one array element of the section's
+		 * size, and the kernel's arrays take values of at most
+		 * KMALLOC_MAX_SIZE (array_map_alloc_check): a larger one
+		 * would never load there, and a skeleton's write of its
+		 * initial value touched all of it here (fuzz_bpf_elf: a
+		 * .bss of 3.6 GB, out of memory). */
+		if (is_global_data(name) &&
+		    s->sh_size > UXDP_BPF_VALUE_MAX)
+			return uxdp_fail(E2BIG, "%s: section %s: %llu bytes "
+					 "of global data, more than an array "
+					 "value may hold (%u)", e->obj, name,
+					 (unsigned long long)s->sh_size,
+					 UXDP_BPF_VALUE_MAX);
 		/* libbpf 1.1 reads these without checking they have data
 		 * (fixed in libbpf 1.2). */
 		if ((!strcmp(name, ".BTF") || !strcmp(name, ".BTF.ext") ||

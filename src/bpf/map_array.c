@@ -69,7 +69,13 @@ static int array_map_alloc_check(const struct uxdp_bpf_map *m)
 	if (m->map_flags & BPF_F_PRESERVE_ELEMS)
 		return uxdp_fail(EINVAL, "map %s: BPF_F_PRESERVE_ELEMS is for "
 				 "perf_event_array", m->name);
-	if (m->value_size > INT32_MAX || m->max_entries > 1U << 31)
+	/* The kernel's limit: a larger value could not be read from
+	 * userspace (array_map_alloc_check). */
+	if (m->value_size > UXDP_BPF_VALUE_MAX)
+		return uxdp_fail(E2BIG, "map %s: value_size %u: the most is "
+				 "%u", m->name, m->value_size,
+				 UXDP_BPF_VALUE_MAX);
+	if (m->max_entries > 1U << 31)
 		return uxdp_fail(E2BIG, "map %s: value_size %u, max_entries "
 				 "%u: too large", m->name, m->value_size,
 				 m->max_entries);
