@@ -1039,6 +1039,8 @@ static void gen_bpf_check(void)
 	for (i = 0; i < 64 * 8; i++)
 		u8(&s, (i * 37 + 11) & 0xff);
 	put("bpf_check", "generated", &s);
+}
+
 /* ---- fuzz_bpf_diff --------------------------------------------------------- */
 
 /*
