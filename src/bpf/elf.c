@@ -262,6 +262,67 @@ static int note_extern_call(struct uxdp_bpf_elf *e, uint32_t sec,
 	return 0;
 }
 
+/* Whether a relocation of a code section's relocation sections is at
+ * byte @off of section @sec (the sections were checked by check_relocs). */
+static bool has_reloc(const struct uxdp_bpf_elf *e, uint32_t sec,
+		      uint64_t off)
+{
+	uint32_t i;
+	uint64_t j, n;
+
+	for (i = 1; i < e->nsec; i++) {
+		const Elf64_Shdr *s = &e->sh[i];
+		const Elf64_Rel *rel;
+
+		if (s->sh_type != SHT_REL || s->sh_info != sec)
+			continue;
+		rel = (const Elf64_Rel *)(e->data + s->sh_offset);
+		n = s->sh_size / sizeof(*rel);
+		for (j = 0; j < n; j++)
+			if (rel[j].r_offset == off)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * A bpf-to-bpf call without a relocation is one clang writes only to a
+ * static function of the same section, and libbpf then looks for the
+ * callee in .text whatever the caller's section: only .text may have
+ * them. Elsewhere libbpf 1.1 links the program to a function it is not
+ * (fuzz_bpf_elf: a program's relocation section turned into another
+ * type, its "call -1" left; libbpf freed its line info twice).
+ */
+static int check_calls(const struct uxdp_bpf_elf *e)
+{
+	uint32_t i;
+	uint64_t k;
+
+	for (i = 1; i < e->nsec; i++) {
+		const char *name = uxdp_bpf_elf_sec_name(e, i);
+		uint64_t n = e->sh[i].sh_size / sizeof(struct bpf_insn);
+
+		if (!uxdp_bpf_elf_is_code(e, i) || !strcmp(name, ".text"))
+			continue;
+		for (k = 0; k < n; k++) {
+			struct bpf_insn insn;
+
+			memcpy(&insn, e->data + e->sh[i].sh_offset + k * 8,
+			       sizeof(insn));
+			if (insn.code != (BPF_JMP | BPF_CALL) ||
+			    insn.src_reg != BPF_PSEUDO_CALL ||
+			    has_reloc(e, i, k * 8))
+				continue;
+			return uxdp_fail(EINVAL, "%s: section %s: the call at "
+					 "instruction %llu has no relocation "
+					 "(clang writes one for every call "
+					 "out of a program's section)",
+					 e->obj, name, (unsigned long long)k);
+		}
+	}
+	return 0;
+}
+
 static int check_relocs(struct uxdp_bpf_elf *e)
 {
 	uint32_t i, j;
@@ -374,6 +435,8 @@ int uxdp_bpf_elf_parse(struct uxdp_bpf_elf *e, uint8_t *data, size_t size,
 		err = check_symbols(e);
 	if (!err)
 		err = check_relocs(e);
+	if (!err)
+		err = check_calls(e);
 	if (!err)
 		err = check_btf(e);
 	if (err)
