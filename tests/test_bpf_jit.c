@@ -1992,6 +1992,59 @@ static bool maps_perms(const void *addr, char perms[5])
 
 /* The code is read-execute while compiled (never writable and executable
  * at once), no mapping in the process is both, and free unmaps it. */
+/* A leaf (no check, budget, call or way past the end) runs without a
+ * run, on one frame of stack, with every register it names and the
+ * stack as in a full run; anything that reads the run is no leaf. */
+static void test_leaf(void **state)
+{
+	static const struct bpf_insn not_leaf[][3] = {
+		{ BUDGET, MOV64_K(0, 1), EXIT },
+		{ CHECK(10, -8, UXDP_BPF_CHECK_IMM(8, UXDP_BPF_MEM_STACK, 0, 0)),
+		  MOV64_K(0, 1), EXIT },
+		{ CALL(H_SUM5), MOV64_K(0, 1), EXIT },
+		{ MOV64_K(0, 1), EXIT, MOV64_K(0, 2) },	/* falls off */
+	};
+	uint8_t stack[UXDP_BPF_STACK] __attribute__((aligned(16)));
+	struct uxdp_bpf_code c;
+	struct uxdp_bpf_jit *jit;
+	struct uxdp_bpf_run run = { 0 };
+	uxdp_bpf_jit_fn fn;
+	uint64_t mem = 0x1000;
+	struct tp p = { 0 };
+	unsigned k;
+
+	(void)state;
+	/* r0 = mem[0] + 5 * 3 + 2 through the stack and r6..r9 */
+	A(&p, LDX(BPF_DW, 6, 1, 0), MOV64_K(7, 5), STX(BPF_DW, 10, 7, -8),
+	  LDX(BPF_DW, 8, 10, -8), MOV64_X(9, 8), ALU64_K(BPF_MUL, 9, 3),
+	  ST(BPF_DW, 10, -512, 2), LDX(BPF_DW, 0, 10, -512),
+	  ALU64_X(BPF_ADD, 0, 9), ALU64_X(BPF_ADD, 0, 6), EXIT);
+	c = t_code(&p);
+	jit = t_compile(&c);
+	fn = uxdp_bpf_jit_leaf(jit);
+	assert_non_null(fn);
+	assert_int_equal(fn((uint64_t)(uintptr_t)&mem, 8, NULL,
+			    stack + sizeof(stack)), 0x1000 + 15 + 2);
+	assert_int_equal(uxdp_bpf_jit_run(jit, &run, (uint64_t)(uintptr_t)&mem,
+					  8), 0x1000 + 15 + 2);
+	assert_int_equal(run.fault, 0);
+	uxdp_bpf_jit_free(jit);
+	tp_free(&p);
+	for (k = 0; k < ARRAY_SIZE(not_leaf); k++) {
+		struct tp q = { 0 };
+		unsigned i;
+
+		for (i = 0; i < 3; i++)
+			tp_add(&q, not_leaf[k][i]);
+		c = t_code_h(&q);
+		jit = t_compile(&c);
+		if (uxdp_bpf_jit_leaf(jit))
+			fail_msg("program %u: a leaf", k);
+		uxdp_bpf_jit_free(jit);
+		tp_free(&q);
+	}
+}
+
 static void test_memory_wx(void **state)
 {
 	struct tp p = { 0 };
@@ -2243,6 +2296,7 @@ int main(void)
 		cmocka_unit_test(test_regs_zero),
 		cmocka_unit_test(test_fall_off_end),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_leaf),
 		cmocka_unit_test(test_memory_wx),
 		cmocka_unit_test(test_bench),
 	};
