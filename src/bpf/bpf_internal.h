@@ -405,6 +405,16 @@ unsigned uxdp_bpf_jit_passes(const struct uxdp_bpf_jit *jit);
  * nothing can fault. For prog.c's fast path: the run a caller would
  * otherwise fill is never read.
  */
+/*
+ * prog.c's run of an XDP program: uxdp_bpf_jit_run() filling only what
+ * the run's readers need (code, ctx, mem = NULL, the stack, the budget
+ * and tail_calls if the code reads them, fault): mem_len, fault_pc
+ * (unless it faults) and an unread budget or tail_calls are left as they
+ * were.
+ */
+uint64_t uxdp_bpf_jit_run_xdp(const struct uxdp_bpf_jit *jit,
+			      struct uxdp_bpf_run *run, struct uxdp_buff *ctx);
+
 typedef uint64_t (*uxdp_bpf_jit_fn)(uint64_t r1, uint64_t r2,
 				    struct uxdp_bpf_run *run, uint8_t *fp);
 uxdp_bpf_jit_fn uxdp_bpf_jit_leaf(const struct uxdp_bpf_jit *jit);

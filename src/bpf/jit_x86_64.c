@@ -116,6 +116,8 @@ struct uxdp_bpf_jit {
 	uxdp_bpf_jit_fn entry;
 	bool leaf;			/* the code never reads the run */
 	bool cur;			/* helpers may run: uxdp_bpf_cur */
+	bool budget;			/* the run's budget is read */
+	bool tail;			/* and its tail_calls */
 };
 
 /* One compilation. */
@@ -141,6 +143,7 @@ struct jit {
 	bool bad_jump;			/* last pass: a rel8 out of reach */
 	bool tail_calls;		/* the code has a tail_call */
 	bool helpers;			/* and helper calls */
+	bool budgets;			/* and budget instructions */
 	/* What the prologue sets up (jit_frame()): the callee-saved
 	 * registers it pushes (a bit per native register), the eBPF
 	 * registers it zeroes, whether the code uses the run (r12 and the
@@ -563,8 +566,10 @@ static void jit_frame(struct jit *j)
 
 		named |= (uint16_t)(1U << in->dst_reg | 1U << in->src_reg);
 		switch (in->code) {
-		case UXDP_BPF_OP_CHECK:
 		case UXDP_BPF_OP_BUDGET:
+			j->budgets = true;
+			/* fall through */
+		case UXDP_BPF_OP_CHECK:
 			j->need_run = true;
 			break;
 		case UXDP_BPF_OP_TAIL_CALL:
@@ -1714,6 +1719,8 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 	jit->entry = (uxdp_bpf_jit_fn)(void *)jit->image;
 	jit->leaf = !j.need_run;
 	jit->cur = j.helpers || j.tail_calls;
+	jit->budget = j.budgets || j.tail_calls;
+	jit->tail = j.tail_calls;
 	code->jit_tail_entry = jit->image + j.prologue;
 	free(j.naddrs);
 	free(j.site_kind);
@@ -1731,17 +1738,36 @@ fail:
 	return err;
 }
 
+/* Every frame of a run, and above them the saved native rsp. */
+struct jit_stack {
+	uint8_t frames[UXDP_BPF_MAX_DEPTH * FRAME];
+	uint64_t rsp;
+} __attribute__((aligned(16)));
+
+/* The run's stack, uxdp_bpf_cur while a helper may run, the code. */
+static __attribute__((always_inline)) inline uint64_t
+jit_enter(const struct uxdp_bpf_jit *jit, struct uxdp_bpf_run *run,
+	  struct jit_stack *st, uint64_t r1, uint64_t r2)
+{
+	struct uxdp_bpf_run *prev;
+	uint64_t r0;
+
+	run->stack_lo = st->frames;
+	run->stack_hi = st->frames + sizeof(st->frames);
+	if (!jit->cur)
+		return jit->entry(r1, r2, run, run->stack_hi);
+	prev = uxdp_bpf_cur;
+	uxdp_bpf_cur = run;
+	r0 = jit->entry(r1, r2, run, run->stack_hi);
+	uxdp_bpf_cur = prev;
+	return r0;
+}
+
 uint64_t uxdp_bpf_jit_run(const struct uxdp_bpf_jit *jit,
 			  struct uxdp_bpf_run *run, uint64_t r1, uint64_t r2)
 {
-	/* Every frame of the run, and above them the saved native rsp. */
-	struct {
-		uint8_t frames[UXDP_BPF_MAX_DEPTH * FRAME];
-		uint64_t rsp;
-	} __attribute__((aligned(16))) st;
-	struct uxdp_bpf_run *prev;
 	const struct uxdp_bpf_code *code = jit->code;
-	uint64_t r0;
+	struct jit_stack st;
 
 	run->code = code;
 	if (code->ctx_kind == UXDP_BPF_CTX_XDP) {
@@ -1753,21 +1779,27 @@ uint64_t uxdp_bpf_jit_run(const struct uxdp_bpf_jit *jit,
 		run->mem = (uint8_t *)(uintptr_t)r1;
 		run->mem_len = r2;
 	}
-	run->stack_lo = st.frames;
-	run->stack_hi = st.frames + sizeof(st.frames);
 	run->budget = code->budget;
 	run->tail_calls = 0;
 	run->fault = UXDP_BPF_FAULT_NONE;
 	run->fault_pc = 0;
-	/* Only a helper reads uxdp_bpf_cur (a tail-called program may
-	 * call one). */
-	if (!jit->cur)
-		return jit->entry(r1, r2, run, run->stack_hi);
-	prev = uxdp_bpf_cur;
-	uxdp_bpf_cur = run;
-	r0 = jit->entry(r1, r2, run, run->stack_hi);
-	uxdp_bpf_cur = prev;
-	return r0;
+	return jit_enter(jit, run, &st, r1, r2);
+}
+
+uint64_t uxdp_bpf_jit_run_xdp(const struct uxdp_bpf_jit *jit,
+			      struct uxdp_bpf_run *run, struct uxdp_buff *ctx)
+{
+	struct jit_stack st;
+
+	run->code = jit->code;
+	run->ctx = ctx;
+	run->mem = NULL;
+	if (jit->budget)
+		run->budget = jit->code->budget;
+	if (jit->tail)
+		run->tail_calls = 0;
+	run->fault = UXDP_BPF_FAULT_NONE;
+	return jit_enter(jit, run, &st, (uint64_t)(uintptr_t)ctx, 0);
 }
 
 uxdp_bpf_jit_fn uxdp_bpf_jit_leaf(const struct uxdp_bpf_jit *jit)
@@ -1832,6 +1864,12 @@ uint64_t uxdp_bpf_jit_run(const struct uxdp_bpf_jit *jit,
 	run->fault = UXDP_BPF_FAULT_INSN;
 	run->fault_pc = 0;
 	return 0;
+}
+
+uint64_t uxdp_bpf_jit_run_xdp(const struct uxdp_bpf_jit *jit,
+			      struct uxdp_bpf_run *run, struct uxdp_buff *ctx)
+{
+	return uxdp_bpf_jit_run(jit, run, (uint64_t)(uintptr_t)ctx, 0);
 }
 
 uxdp_bpf_jit_fn uxdp_bpf_jit_leaf(const struct uxdp_bpf_jit *jit)

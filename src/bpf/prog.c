@@ -130,7 +130,7 @@ static uint32_t run_jit(struct uxdp_buff *ctx, void *priv)
 	struct uxdp_bpf_run run;
 	uint64_t r0;
 
-	r0 = uxdp_bpf_jit_run(lp->jit, &run, (uint64_t)(uintptr_t)ctx, 0);
+	r0 = uxdp_bpf_jit_run_xdp(lp->jit, &run, ctx);
 	return prog_done(lp, &run, r0);
 }
 
