@@ -406,11 +406,11 @@ unsigned uxdp_bpf_jit_passes(const struct uxdp_bpf_jit *jit);
  * otherwise fill is never read.
  */
 /*
- * prog.c's run of an XDP program: uxdp_bpf_jit_run() filling only what
- * the run's readers need (code, ctx, mem = NULL, the stack, the budget
- * and tail_calls if the code reads them, fault): mem_len, fault_pc
- * (unless it faults) and an unread budget or tail_calls are left as they
- * were.
+ * prog.c's run of an XDP program: uxdp_bpf_jit_run() with the run filled
+ * by the JIT's own prologue, as far as the code reads it (code, ctx, mem
+ * = NULL, the stack, the budget and tail_calls if the code reads them,
+ * fault and fault_pc); the rest (mem_len, an unread budget or tail_calls)
+ * left as it was. Not for a leaf (uxdp_bpf_jit_leaf), which fills none.
  */
 uint64_t uxdp_bpf_jit_run_xdp(const struct uxdp_bpf_jit *jit,
 			      struct uxdp_bpf_run *run, struct uxdp_buff *ctx);

@@ -116,8 +116,6 @@ struct uxdp_bpf_jit {
 	uxdp_bpf_jit_fn entry;
 	bool leaf;			/* the code never reads the run */
 	bool cur;			/* helpers may run: uxdp_bpf_cur */
-	bool budget;			/* the run's budget is read */
-	bool tail;			/* and its tail_calls */
 };
 
 /* One compilation. */
@@ -155,6 +153,16 @@ struct jit {
 };
 
 /* ---- encoders ------------------------------------------------------------- */
+
+/* The scratch buffer out: to the image on the last pass. */
+static void flush(struct jit *j)
+{
+	if (j->image)
+		memcpy(j->image + j->pos, j->buf, j->n);
+	j->pos += j->n;
+	j->n = 0;
+}
+
 
 static inline bool is_imm8(int64_t v)
 {
@@ -501,6 +509,58 @@ static void emit_epilogue(struct jit *j)
 	emit1(j, 0xc3);
 }
 
+/* A qword store of a sign-extended imm32: mov qword [base + disp], imm. */
+static void emit_st_imm64(struct jit *j, int base, int32_t disp, int32_t imm)
+{
+	emit_rm(j, X_W, 0xc7, 0, base, disp);
+	emit4(j, (uint32_t)imm);
+}
+
+/*
+ * r12 = run, and the run filled as far as the code reads it: code, the
+ * context (ctx for XDP, mem and mem_len for RAW, the other NULL), the
+ * stack's bounds from fp, the budget from the code (when a budget
+ * instruction or a tail call's target may read it), no tail calls yet,
+ * no fault, and the body's rsp at [fp], below the call's return address.
+ * uxdp_bpf_jit_run() fills all of it before the call too; prog.c's
+ * uxdp_bpf_jit_run_xdp() leaves it to this.
+ */
+static void emit_fill_run(struct jit *j)
+{
+	bool xdp = j->code->ctx_kind == UXDP_BPF_CTX_XDP;
+
+	emit_mov64(j, RUN, RDX);
+	emit_mov_imm64(j, AUX, (uint64_t)(uintptr_t)j->code);
+	emit_rm(j, X_W, 0x89, AUX, RUN, RUN_OFF(code));
+	if (xdp) {
+		emit_rm(j, X_W, 0x89, RDI, RUN, RUN_OFF(ctx));
+		emit_st_imm64(j, RUN, RUN_OFF(mem), 0);
+	} else {
+		emit_st_imm64(j, RUN, RUN_OFF(ctx), 0);
+		emit_rm(j, X_W, 0x89, RDI, RUN, RUN_OFF(mem));
+		emit_rm(j, X_W, 0x89, RSI, RUN, RUN_OFF(mem_len));
+	}
+	emit_rm(j, X_W, 0x89, RCX, RUN, RUN_OFF(stack_hi));
+	emit_rm(j, X_W, 0x8d, AUX2, RCX,
+		-(int32_t)(UXDP_BPF_MAX_DEPTH * FRAME));	/* lea r10 */
+	emit_rm(j, X_W, 0x89, AUX2, RUN, RUN_OFF(stack_lo));
+	if (j->budgets || j->tail_calls) {
+		emit_rm(j, X_W, 0x8b, AUX2, AUX,
+			(int32_t)offsetof(struct uxdp_bpf_code, budget));
+		emit_rm(j, X_W, 0x89, AUX2, RUN, RUN_OFF(budget));
+	}
+	if (j->tail_calls) {
+		emit_rm(j, 0, 0xc7, 0, RUN, RUN_OFF(tail_calls));
+		emit4(j, 0);
+	}
+	emit_rm(j, 0, 0xc7, 0, RUN, RUN_OFF(fault));
+	emit4(j, UXDP_BPF_FAULT_NONE);
+	emit_rm(j, 0, 0xc7, 0, RUN, RUN_OFF(fault_pc));
+	emit4(j, 0);
+	emit_rm(j, X_W, 0x8d, AUX, RSP, -8);		/* lea r11 */
+	emit_rm(j, X_W, 0x89, AUX, RCX, 0);		/* mov [rcx], r11 */
+}
+
 /*
  * Entered as uint64_t fn(r1, r2, run, fp), fp = run->stack_hi. The
  * prologue pushes only the callee-saved registers the code uses (all of
@@ -526,10 +586,9 @@ static void emit_prologue(struct jit *j)
 	if (n % 2)
 		emit_alu_imm(j, X_W, 5, RSP, 8);	/* sub rsp, 8 */
 	if (j->need_run) {
-		emit_mov64(j, RUN, RDX);
-		/* the body's rsp, below the call's return address */
-		emit_rm(j, X_W, 0x8d, AUX, RSP, -8);	/* lea r11 */
-		emit_rm(j, X_W, 0x89, AUX, RCX, 0);	/* mov [rcx], r11 */
+		flush(j);			/* JIT_TMP bytes a part */
+		emit_fill_run(j);
+		flush(j);
 	}
 	if (j->need_fp)
 		emit_mov64(j, RBP, RCX);
@@ -1479,14 +1538,6 @@ static int emit_insn(struct jit *j, uint32_t i, uint32_t *slots,
 
 /* ---- passes --------------------------------------------------------------- */
 
-static void flush(struct jit *j)
-{
-	if (j->image)
-		memcpy(j->image + j->pos, j->buf, j->n);
-	j->pos += j->n;
-	j->n = 0;
-}
-
 static int insn_fail(const struct jit *j, uint32_t i, int err,
 		     const char *why)
 {
@@ -1611,8 +1662,11 @@ static uint32_t prologue_len(const struct jit *from)
 	j.zero = from->zero;
 	j.need_run = from->need_run;
 	j.need_fp = from->need_fp;
+	j.code = from->code;
+	j.budgets = from->budgets;
+	j.tail_calls = from->tail_calls;
 	emit_prologue(&j);
-	return j.n;
+	return j.pos + j.n;
 }
 
 int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
@@ -1719,8 +1773,6 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 	jit->entry = (uxdp_bpf_jit_fn)(void *)jit->image;
 	jit->leaf = !j.need_run;
 	jit->cur = j.helpers || j.tail_calls;
-	jit->budget = j.budgets || j.tail_calls;
-	jit->tail = j.tail_calls;
 	code->jit_tail_entry = jit->image + j.prologue;
 	free(j.naddrs);
 	free(j.site_kind);
@@ -1744,21 +1796,21 @@ struct jit_stack {
 	uint64_t rsp;
 } __attribute__((aligned(16)));
 
-/* The run's stack, uxdp_bpf_cur while a helper may run, the code. */
+/* The code on the run's stack, with uxdp_bpf_cur while a helper may
+ * run. */
 static __attribute__((always_inline)) inline uint64_t
 jit_enter(const struct uxdp_bpf_jit *jit, struct uxdp_bpf_run *run,
 	  struct jit_stack *st, uint64_t r1, uint64_t r2)
 {
+	uint8_t *fp = st->frames + sizeof(st->frames);
 	struct uxdp_bpf_run *prev;
 	uint64_t r0;
 
-	run->stack_lo = st->frames;
-	run->stack_hi = st->frames + sizeof(st->frames);
 	if (!jit->cur)
-		return jit->entry(r1, r2, run, run->stack_hi);
+		return jit->entry(r1, r2, run, fp);
 	prev = uxdp_bpf_cur;
 	uxdp_bpf_cur = run;
-	r0 = jit->entry(r1, r2, run, run->stack_hi);
+	r0 = jit->entry(r1, r2, run, fp);
 	uxdp_bpf_cur = prev;
 	return r0;
 }
@@ -1783,6 +1835,8 @@ uint64_t uxdp_bpf_jit_run(const struct uxdp_bpf_jit *jit,
 	run->tail_calls = 0;
 	run->fault = UXDP_BPF_FAULT_NONE;
 	run->fault_pc = 0;
+	run->stack_lo = st.frames;
+	run->stack_hi = st.frames + sizeof(st.frames);
 	return jit_enter(jit, run, &st, r1, r2);
 }
 
@@ -1791,14 +1845,7 @@ uint64_t uxdp_bpf_jit_run_xdp(const struct uxdp_bpf_jit *jit,
 {
 	struct jit_stack st;
 
-	run->code = jit->code;
-	run->ctx = ctx;
-	run->mem = NULL;
-	if (jit->budget)
-		run->budget = jit->code->budget;
-	if (jit->tail)
-		run->tail_calls = 0;
-	run->fault = UXDP_BPF_FAULT_NONE;
+	/* The prologue fills the run (emit_fill_run). */
 	return jit_enter(jit, run, &st, (uint64_t)(uintptr_t)ctx, 0);
 }
 
