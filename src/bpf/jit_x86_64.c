@@ -1365,7 +1365,10 @@ static int emit_check(struct jit *j, const struct bpf_insn *in,
 		emit_jump(j, CC_E, stub);
 		return 0;
 	}
+	/* (RAW outside a raw run: mem is NULL, mem_len 0 or, in prog.c's
+	 * runs, not filled; either way nothing passes.) */
 	if ((kind == UXDP_BPF_MEM_PKT && code->ctx_kind != UXDP_BPF_CTX_XDP) ||
+	    (kind == UXDP_BPF_MEM_RAW && code->ctx_kind != UXDP_BPF_CTX_RAW) ||
 	    (kind == UXDP_BPF_MEM_REGION && write &&
 	     code->regions[region].rdonly)) {
 		emit_jump(j, CC_JMP, stub);
