@@ -1992,6 +1992,121 @@ static bool maps_perms(const void *addr, char perms[5])
 
 /* The code is read-execute while compiled (never writable and executable
  * at once), no mapping in the process is both, and free unmaps it. */
+/* A leaf (no check, budget, call or way past the end) runs without a
+ * run, on one frame of stack, with every register it names and the
+ * stack as in a full run; anything that reads the run is no leaf. */
+static void test_leaf(void **state)
+{
+	static const struct bpf_insn not_leaf[][3] = {
+		{ BUDGET, MOV64_K(0, 1), EXIT },
+		{ CHECK(10, -8, UXDP_BPF_CHECK_IMM(8, UXDP_BPF_MEM_STACK, 0, 0)),
+		  MOV64_K(0, 1), EXIT },
+		{ CALL(H_SUM5), MOV64_K(0, 1), EXIT },
+		{ MOV64_K(0, 1), EXIT, MOV64_K(0, 2) },	/* falls off */
+	};
+	uint8_t stack[UXDP_BPF_STACK] __attribute__((aligned(16)));
+	struct uxdp_bpf_code c;
+	struct uxdp_bpf_jit *jit;
+	struct uxdp_bpf_run run = { 0 };
+	uxdp_bpf_jit_fn fn;
+	uint64_t mem = 0x1000;
+	struct tp p = { 0 };
+	unsigned k;
+
+	(void)state;
+	/* r0 = mem[0] + 5 * 3 + 2 through the stack and r6..r9 */
+	A(&p, LDX(BPF_DW, 6, 1, 0), MOV64_K(7, 5), STX(BPF_DW, 10, 7, -8),
+	  LDX(BPF_DW, 8, 10, -8), MOV64_X(9, 8), ALU64_K(BPF_MUL, 9, 3),
+	  ST(BPF_DW, 10, -512, 2), LDX(BPF_DW, 0, 10, -512),
+	  ALU64_X(BPF_ADD, 0, 9), ALU64_X(BPF_ADD, 0, 6), EXIT);
+	c = t_code(&p);
+	jit = t_compile(&c);
+	fn = uxdp_bpf_jit_leaf(jit);
+	assert_non_null(fn);
+	assert_int_equal(fn((uint64_t)(uintptr_t)&mem, 8, NULL,
+			    stack + sizeof(stack)), 0x1000 + 15 + 2);
+	assert_int_equal(uxdp_bpf_jit_run(jit, &run, (uint64_t)(uintptr_t)&mem,
+					  8), 0x1000 + 15 + 2);
+	assert_int_equal(run.fault, 0);
+	uxdp_bpf_jit_free(jit);
+	tp_free(&p);
+	for (k = 0; k < ARRAY_SIZE(not_leaf); k++) {
+		struct tp q = { 0 };
+		unsigned i;
+
+		for (i = 0; i < 3; i++)
+			tp_add(&q, not_leaf[k][i]);
+		c = t_code_h(&q);
+		jit = t_compile(&c);
+		if (uxdp_bpf_jit_leaf(jit))
+			fail_msg("program %u: a leaf", k);
+		uxdp_bpf_jit_free(jit);
+		tp_free(&q);
+	}
+}
+
+/* uxdp_bpf_jit_run_xdp: the prologue fills the run (the caller's is
+ * garbage): a packet and a stack check pass, the budget counts from the
+ * code's, and a fault reports its kind and index; helpers see the run. */
+static void test_run_xdp(void **state)
+{
+	uint8_t pkt[64] = { 7 };
+	struct uxdp_buff b = {
+		.data = pkt, .data_meta = pkt, .data_end = pkt + sizeof(pkt),
+	};
+	struct uxdp_bpf_code c;
+	struct uxdp_bpf_jit *jit;
+	struct uxdp_bpf_run run;
+	struct tp p = { 0 };
+	uint64_t r0;
+	unsigned k;
+
+	(void)state;
+	/* r6 = pkt[0] (checked), a stack slot (checked), a budget, then
+	 * a check of the byte past the packet (insn 10: the fault) or,
+	 * patched below, of its last byte and r0 = cur(7) + r6 */
+	A(&p, LDX_CTX(2, 1, UXDP_BPF_CTX_DATA),
+	  CHECK(2, 0, UXDP_BPF_CHECK_IMM(1, UXDP_BPF_MEM_PKT, 0, 0)),
+	  LDX(BPF_B, 6, 2, 0),
+	  ST(BPF_DW, 10, -8, 1),
+	  CHECK(10, -8, UXDP_BPF_CHECK_IMM(8, UXDP_BPF_MEM_STACK, 0, 0)),
+	  LDX(BPF_DW, 7, 10, -8),
+	  BUDGET,
+	  JMP_K(BPF_JEQ, 7, 1, 2),
+	  MOV64_K(0, 0), EXIT,
+	  CHECK(2, 64, UXDP_BPF_CHECK_IMM(1, UXDP_BPF_MEM_PKT, 0, 0)),
+	  MOV64_K(1, 7), CALL(H_CUR), ALU64_X(BPF_ADD, 0, 6), EXIT);
+	c = t_code_h(&p);
+	c.ctx_kind = UXDP_BPF_CTX_XDP;
+	c.budget = 5;
+	jit = t_compile(&c);
+	assert_null(uxdp_bpf_jit_leaf(jit));
+	memset(&run, 0xa5, sizeof(run));
+	r0 = uxdp_bpf_jit_run_xdp(jit, &run, &b);
+	assert_int_equal(run.fault, UXDP_BPF_FAULT_MEM);
+	assert_int_equal(run.fault_pc, 10);
+	assert_int_equal(r0, 0);
+	assert_int_equal(run.budget, 4);
+	assert_ptr_equal(run.code, &c);
+	assert_ptr_equal(run.ctx, &b);
+	assert_null(run.mem);
+	/* the same without the failing check: the helper sees the run */
+	p.in[10] = CHECK(2, 63, UXDP_BPF_CHECK_IMM(1, UXDP_BPF_MEM_PKT, 0, 0));
+	uxdp_bpf_jit_free(jit);
+	jit = t_compile(&c);
+	for (k = 0; k < 2; k++) {
+		memset(&run, 0xa5, sizeof(run));
+		seen_cur = NULL;
+		r0 = uxdp_bpf_jit_run_xdp(jit, &run, &b);
+		assert_int_equal(run.fault, 0);
+		assert_ptr_equal(seen_cur, &run);
+		assert_null(uxdp_bpf_cur);
+		assert_int_equal(r0, 7 + 7);
+	}
+	uxdp_bpf_jit_free(jit);
+	tp_free(&p);
+}
+
 static void test_memory_wx(void **state)
 {
 	struct tp p = { 0 };
@@ -2243,6 +2358,8 @@ int main(void)
 		cmocka_unit_test(test_regs_zero),
 		cmocka_unit_test(test_fall_off_end),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_leaf),
+		cmocka_unit_test(test_run_xdp),
 		cmocka_unit_test(test_memory_wx),
 		cmocka_unit_test(test_bench),
 	};

@@ -357,7 +357,9 @@ const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len);
  *   (RAW), the other NULL/0 (the interpreter takes them from the caller:
  *   fill them the same); stack_lo/hi; budget = code->budget; tail_calls,
  *   fault and fault_pc 0. uxdp_bpf_cur is the run while it runs (the
- *   previous value after). r0 and r3..r9 start at 0.
+ *   previous value after). r0 and r3..r9 start at 0 (the JIT zeroes
+ *   those the code names, all of them when it tail-calls: no other can be
+ *   read).
  * - Stack: one block of UXDP_BPF_MAX_DEPTH * UXDP_BPF_STACK bytes; r10
  *   starts at stack_hi and a bpf-to-bpf call moves it down by the calling
  *   code's stack_size. The contents at entry are unspecified. The call
@@ -397,6 +399,29 @@ const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len);
 const void *uxdp_bpf_jit_image(const struct uxdp_bpf_jit *jit);
 uint32_t uxdp_bpf_jit_insn_off(const struct uxdp_bpf_jit *jit, uint32_t idx);
 unsigned uxdp_bpf_jit_passes(const struct uxdp_bpf_jit *jit);
+
+/*
+ * A run without a run: the image's entry when the code never reads the
+ * run (no check, budget, call, tail call, nor a way past its last
+ * instruction: nothing can fault or needs uxdp_bpf_cur), else NULL. Call
+ * it as fn(r1, r2, NULL, fp) with fp the end of UXDP_BPF_STACK bytes of
+ * stack (one frame: the code makes no calls); r0 is the result and
+ * nothing can fault. For prog.c's fast path: the run a caller would
+ * otherwise fill is never read.
+ */
+/*
+ * prog.c's run of an XDP program: uxdp_bpf_jit_run() with the run filled
+ * by the JIT's own prologue, as far as the code reads it (code, ctx, mem
+ * = NULL, the stack, the budget and tail_calls if the code reads them,
+ * fault and fault_pc); the rest (mem_len, an unread budget or tail_calls)
+ * left as it was. Not for a leaf (uxdp_bpf_jit_leaf), which fills none.
+ */
+uint64_t uxdp_bpf_jit_run_xdp(const struct uxdp_bpf_jit *jit,
+			      struct uxdp_bpf_run *run, struct uxdp_buff *ctx);
+
+typedef uint64_t (*uxdp_bpf_jit_fn)(uint64_t r1, uint64_t r2,
+				    struct uxdp_bpf_run *run, uint8_t *fp);
+uxdp_bpf_jit_fn uxdp_bpf_jit_leaf(const struct uxdp_bpf_jit *jit);
 
 /* From which pass an instruction that would shrink is padded with NOPs
  * instead, so that the sizes settle (10; tests lower it to run the

@@ -24,23 +24,25 @@
  * (as the interpreter does) and makes a native call. Each frame pushes
  * 48 bytes on the native stack, so the depth is rsp's distance from the
  * rsp the prologue saved: the call that would make a 9th frame faults
- * (DEPTH), and an exit leaves the program (the epilogue) when nothing is
- * pushed, else returns to its caller. Eight frames of at most 512 bytes
+ * (DEPTH). The prologue calls the body, so every exit is a ret: to its
+ * caller, or from frame 0 to the epilogue. Eight frames of at most 512 bytes
  * fit the block whatever sizes a chain of tail calls mixes.
  *
  * The image:
  *
- *	prologue	push the callee-saved registers, r12 = run, r10 =
- *			stack_hi, the native rsp saved at [stack_hi] (the
- *			8 bytes above the block, outside every check), r0
- *			and r3..r9 zero
+ *	prologue	push the callee-saved registers the code uses, r12 =
+ *			run, r10 = stack_hi, the body's rsp saved at
+ *			[stack_hi] (the 8 bytes above the block, outside
+ *			every check), the registers it may read zeroed:
+ *			each only if the code needs it (jit_frame()); then
+ *			call the body, and the epilogue
  *	tail entry	code->jit_tail_entry: where tail calls land
  *	body		one native sequence per instruction; addrs[i] is
  *			where instruction i ends
  *	fall-off	a run past the last instruction: fault INSN
  *	common		a fault: run->fault and fault_pc from r10d/r11d,
  *			r0 = 0; then the unwind: rsp back to the saved
- *			one, the epilogue
+ *			one, ret to the epilogue
  *	stubs		one per instruction that may fault (check, budget,
  *			bpf-to-bpf call): fault kind and index, jump to
  *			common; the fast path only has a jcc to it
@@ -111,8 +113,9 @@ struct uxdp_bpf_jit {
 	uint32_t *addrs;		/* end of each instruction */
 	uint32_t prologue;		/* where instruction 0 starts */
 	unsigned passes;
-	uint64_t (*entry)(uint64_t r1, uint64_t r2, struct uxdp_bpf_run *run,
-			  uint8_t *fp);
+	uxdp_bpf_jit_fn entry;
+	bool leaf;			/* the code never reads the run */
+	bool cur;			/* helpers may run: uxdp_bpf_cur */
 };
 
 /* One compilation. */
@@ -137,9 +140,29 @@ struct jit {
 	uint32_t idx;			/* instruction being emitted */
 	bool bad_jump;			/* last pass: a rel8 out of reach */
 	bool tail_calls;		/* the code has a tail_call */
+	bool helpers;			/* and helper calls */
+	bool budgets;			/* and budget instructions */
+	/* What the prologue sets up (jit_frame()): the callee-saved
+	 * registers it pushes (a bit per native register), the eBPF
+	 * registers it zeroes, whether the code uses the run (r12 and the
+	 * saved rsp) and r10 (rbp). */
+	uint16_t save;
+	uint16_t zero;
+	bool need_run;
+	bool need_fp;
 };
 
 /* ---- encoders ------------------------------------------------------------- */
+
+/* The scratch buffer out: to the image on the last pass. */
+static void flush(struct jit *j)
+{
+	if (j->image)
+		memcpy(j->image + j->pos, j->buf, j->n);
+	j->pos += j->n;
+	j->n = 0;
+}
+
 
 static inline bool is_imm8(int64_t v)
 {
@@ -460,43 +483,191 @@ static uint32_t new_site(struct jit *j, enum uxdp_bpf_fault kind)
 #define RUN_OFF(f)	((int32_t)offsetof(struct uxdp_bpf_run, f))
 #define BUFF_OFF(f)	((int32_t)offsetof(struct uxdp_buff, f))
 
-/* The epilogue: undo the prologue's pushes and return r0. */
+/* The callee-saved registers a prologue may push, in push order. */
+static const uint8_t saved_regs[] = { RBP, RBX, R12, R13, R14, R15 };
+
+static unsigned frame_pushes(const struct jit *j)
+{
+	unsigned k, n = 0;
+
+	for (k = 0; k < sizeof(saved_regs); k++)
+		n += !!(j->save & 1U << saved_regs[k]);
+	return n;
+}
+
+/* The epilogue: undo the prologue's pushes and return r0. Only in the
+ * prologue's own block: the body returns to it (emit_prologue). */
 static void emit_epilogue(struct jit *j)
 {
-	emit_alu_imm(j, X_W, 0, RSP, 8);		/* add rsp, 8 */
-	emit_pop(j, R15);
-	emit_pop(j, R14);
-	emit_pop(j, R13);
-	emit_pop(j, R12);
-	emit_pop(j, RBX);
-	emit_pop(j, RBP);
+	int k;
+
+	if (frame_pushes(j) % 2)
+		emit_alu_imm(j, X_W, 0, RSP, 8);	/* add rsp, 8 */
+	for (k = (int)sizeof(saved_regs) - 1; k >= 0; k--)
+		if (j->save & 1U << saved_regs[k])
+			emit_pop(j, saved_regs[k]);
 	emit1(j, 0xc3);
 }
 
+/* A qword store of a sign-extended imm32: mov qword [base + disp], imm. */
+static void emit_st_imm64(struct jit *j, int base, int32_t disp, int32_t imm)
+{
+	emit_rm(j, X_W, 0xc7, 0, base, disp);
+	emit4(j, (uint32_t)imm);
+}
+
 /*
- * Entered as uint64_t fn(r1, r2, run, fp), fp = run->stack_hi. Six pushes
- * and the return address leave rsp 8 off a 16-byte boundary; the sub
- * aligns it for every helper call in the body. r0 and r3..r9 start at 0,
- * as in the interpreter (else they would hold the caller's registers, the
- * run's address among them).
+ * r12 = run, and the run filled as far as the code reads it: code, the
+ * context (ctx for XDP, mem and mem_len for RAW, the other NULL), the
+ * stack's bounds from fp, the budget from the code (when a budget
+ * instruction or a tail call's target may read it), no tail calls yet,
+ * no fault, and the body's rsp at [fp], below the call's return address.
+ * uxdp_bpf_jit_run() fills all of it before the call too; prog.c's
+ * uxdp_bpf_jit_run_xdp() leaves it to this.
+ */
+static void emit_fill_run(struct jit *j)
+{
+	bool xdp = j->code->ctx_kind == UXDP_BPF_CTX_XDP;
+
+	emit_mov64(j, RUN, RDX);
+	emit_mov_imm64(j, AUX, (uint64_t)(uintptr_t)j->code);
+	emit_rm(j, X_W, 0x89, AUX, RUN, RUN_OFF(code));
+	if (xdp) {
+		emit_rm(j, X_W, 0x89, RDI, RUN, RUN_OFF(ctx));
+		emit_st_imm64(j, RUN, RUN_OFF(mem), 0);
+	} else {
+		emit_st_imm64(j, RUN, RUN_OFF(ctx), 0);
+		emit_rm(j, X_W, 0x89, RDI, RUN, RUN_OFF(mem));
+		emit_rm(j, X_W, 0x89, RSI, RUN, RUN_OFF(mem_len));
+	}
+	emit_rm(j, X_W, 0x89, RCX, RUN, RUN_OFF(stack_hi));
+	emit_rm(j, X_W, 0x8d, AUX2, RCX,
+		-(int32_t)(UXDP_BPF_MAX_DEPTH * FRAME));	/* lea r10 */
+	emit_rm(j, X_W, 0x89, AUX2, RUN, RUN_OFF(stack_lo));
+	if (j->budgets || j->tail_calls) {
+		emit_rm(j, X_W, 0x8b, AUX2, AUX,
+			(int32_t)offsetof(struct uxdp_bpf_code, budget));
+		emit_rm(j, X_W, 0x89, AUX2, RUN, RUN_OFF(budget));
+	}
+	if (j->tail_calls) {
+		emit_rm(j, 0, 0xc7, 0, RUN, RUN_OFF(tail_calls));
+		emit4(j, 0);
+	}
+	emit_rm(j, 0, 0xc7, 0, RUN, RUN_OFF(fault));
+	emit4(j, UXDP_BPF_FAULT_NONE);
+	emit_rm(j, 0, 0xc7, 0, RUN, RUN_OFF(fault_pc));
+	emit4(j, 0);
+	emit_rm(j, X_W, 0x8d, AUX, RSP, -8);		/* lea r11 */
+	emit_rm(j, X_W, 0x89, AUX, RCX, 0);		/* mov [rcx], r11 */
+}
+
+/*
+ * Entered as uint64_t fn(r1, r2, run, fp), fp = run->stack_hi. The
+ * prologue pushes only the callee-saved registers the code uses (all of
+ * them when it tail-calls: a tail-called program runs in this frame with
+ * whatever registers it uses), sets r12 = run and saves the body's rsp at
+ * [fp] only when the code reads the run (a check, a budget, a call, a
+ * fault it can reach), zeroes the eBPF registers the code may read before
+ * writing them (as the interpreter's start at 0; else they would hold the
+ * caller's registers, the run's address among them), and then CALLS the
+ * body: every exit is a plain ret, to a bpf-to-bpf caller or, from frame
+ * 0, to the epilogue right after this call, whichever program of a chain
+ * of tail calls exits. The pushes, the pad and the call leave the body's
+ * rsp 16-byte aligned for every helper call.
  */
 static void emit_prologue(struct jit *j)
 {
-	static const uint8_t zero[] = { 0, 3, 4, 5, 6, 7, 8, 9 };
-	unsigned k;
+	unsigned k, n = frame_pushes(j);
+	uint32_t call;
 
-	emit_push(j, RBP);
-	emit_push(j, RBX);
-	emit_push(j, R12);
-	emit_push(j, R13);
-	emit_push(j, R14);
-	emit_push(j, R15);
-	emit_alu_imm(j, X_W, 5, RSP, 8);		/* sub rsp, 8 */
-	emit_mov64(j, RUN, RDX);
-	emit_mov64(j, RBP, RCX);
-	emit_rm(j, X_W, 0x89, RSP, RCX, 0);		/* mov [rcx], rsp */
-	for (k = 0; k < sizeof(zero); k++)
-		emit_mov_imm64(j, reg_map[zero[k]], 0);
+	for (k = 0; k < sizeof(saved_regs); k++)
+		if (j->save & 1U << saved_regs[k])
+			emit_push(j, saved_regs[k]);
+	if (n % 2)
+		emit_alu_imm(j, X_W, 5, RSP, 8);	/* sub rsp, 8 */
+	if (j->need_run) {
+		flush(j);			/* JIT_TMP bytes a part */
+		emit_fill_run(j);
+		flush(j);
+	}
+	if (j->need_fp)
+		emit_mov64(j, RBP, RCX);
+	for (k = 0; k <= 9; k++)
+		if (j->zero & 1U << k)
+			emit_mov_imm64(j, reg_map[k], 0);
+	emit1(j, 0xe8);					/* call the body */
+	call = here(j);
+	emit4(j, 0);
+	emit_epilogue(j);
+	/* rel32 from the end of the call to the tail entry, here */
+	memcpy(j->buf + (call - j->pos), &(uint32_t){ here(j) - call - 4 }, 4);
+}
+
+/*
+ * What the code needs of the frame, from its instructions: a tail call
+ * makes the full frame (every register saved and zeroed, the run, r10);
+ * else the registers the instructions name (as dst or src: a superset of
+ * what they read), r3..r5 too when a helper call may read them, the run
+ * for every instruction that reads it or may fault, and a program that
+ * could run past its last instruction (its fault needs the run).
+ */
+static void jit_frame(struct jit *j)
+{
+	const struct uxdp_bpf_code *code = j->code;
+	const struct bpf_insn *last = &code->insns[code->len - 1];
+	uint16_t named = 1U << 0;	/* exit reads r0 */
+	bool calls = false;
+	uint32_t i;
+	unsigned r;
+
+	for (i = 0; i < code->len; i++) {
+		const struct bpf_insn *in = &code->insns[i];
+
+		named |= (uint16_t)(1U << in->dst_reg | 1U << in->src_reg);
+		switch (in->code) {
+		case UXDP_BPF_OP_BUDGET:
+			j->budgets = true;
+			/* fall through */
+		case UXDP_BPF_OP_CHECK:
+			j->need_run = true;
+			break;
+		case UXDP_BPF_OP_TAIL_CALL:
+		case BPF_JMP | BPF_CALL:
+			j->need_run = true;
+			calls = true;
+			if (in->code == (BPF_JMP | BPF_CALL) &&
+			    in->src_reg == BPF_PSEUDO_CALL)
+				j->need_fp = true;
+			else if (in->code == (BPF_JMP | BPF_CALL))
+				j->helpers = true;
+			break;
+		}
+	}
+	if (last->code != (BPF_JMP | BPF_EXIT) &&
+	    last->code != (BPF_JMP | BPF_JA) &&
+	    last->code != (BPF_JMP32 | BPF_JA))
+		j->need_run = true;
+	if (calls)
+		named |= 1U << 3 | 1U << 4 | 1U << 5;
+	if (j->tail_calls) {
+		named = 0x3ff;
+		j->need_run = true;
+		j->need_fp = true;
+	}
+	if (named & 1U << 10)
+		j->need_fp = true;
+	/* r1 and r2 are the arguments: never zeroed. */
+	j->zero = named & (uint16_t)~(1U << 1 | 1U << 2 | 1U << 10);
+	j->save = 0;
+	for (r = 6; r <= 9; r++)
+		if (named & 1U << r)
+			j->save |= (uint16_t)(1U << reg_map[r]);
+	if (j->need_run)
+		j->save |= 1U << RUN;
+	/* (A bpf-to-bpf call's pushes of r6..r9 give back what they took:
+	 * only the registers the code names change.) */
+	if (j->need_fp)
+		j->save |= 1U << RBP;
 }
 
 /* ---- ALU ------------------------------------------------------------------ */
@@ -841,17 +1012,10 @@ static void emit_local_call(struct jit *j, uint32_t target)
 	}
 }
 
-/* exit: in frame 0 (nothing pushed by calls) the epilogue, deeper a
- * return to the caller. */
+/* exit: a return, to a bpf-to-bpf caller or, in frame 0, to the
+ * prologue's epilogue (emit_prologue). */
 static void emit_exit(struct jit *j)
 {
-	uint32_t to_ret;
-
-	emit_rm(j, X_W, 0x8b, AUX, RUN, RUN_OFF(stack_hi));
-	emit_rm(j, X_W, 0x3b, RSP, AUX, 0);		/* cmp rsp, [r11] */
-	to_ret = emit_fwd8(j, CC_NE);
-	emit_epilogue(j);
-	patch8(j, to_ret);
 	emit1(j, 0xc3);
 }
 
@@ -1201,7 +1365,10 @@ static int emit_check(struct jit *j, const struct bpf_insn *in,
 		emit_jump(j, CC_E, stub);
 		return 0;
 	}
+	/* (RAW outside a raw run: mem is NULL, mem_len 0 or, in prog.c's
+	 * runs, not filled; either way nothing passes.) */
 	if ((kind == UXDP_BPF_MEM_PKT && code->ctx_kind != UXDP_BPF_CTX_XDP) ||
+	    (kind == UXDP_BPF_MEM_RAW && code->ctx_kind != UXDP_BPF_CTX_RAW) ||
 	    (kind == UXDP_BPF_MEM_REGION && write &&
 	     code->regions[region].rdonly)) {
 		emit_jump(j, CC_JMP, stub);
@@ -1374,14 +1541,6 @@ static int emit_insn(struct jit *j, uint32_t i, uint32_t *slots,
 
 /* ---- passes --------------------------------------------------------------- */
 
-static void flush(struct jit *j)
-{
-	if (j->image)
-		memcpy(j->image + j->pos, j->buf, j->n);
-	j->pos += j->n;
-	j->n = 0;
-}
-
 static int insn_fail(const struct jit *j, uint32_t i, int err,
 		     const char *why)
 {
@@ -1449,11 +1608,13 @@ static int jit_pass(struct jit *j)
 	}
 	emit_rr(j, 0, 0x31, RAX, RAX);
 	flush(j);
-	/* The unwind from any depth: rsp as the prologue left it. */
+	/* The unwind from any depth: rsp as the body's frame 0 had it (the
+	 * prologue saved it when the code reads the run, as every way here
+	 * does), then the return to the epilogue. */
 	j->nunwind = j->pos;
 	emit_rm(j, X_W, 0x8b, AUX, RUN, RUN_OFF(stack_hi));
 	emit_rm(j, X_W, 0x8b, RSP, AUX, 0);
-	emit_epilogue(j);
+	emit1(j, 0xc3);
 	flush(j);
 	j->nstubs = j->pos;
 	for (s = 0; s < j->nsites; s++) {
@@ -1495,13 +1656,20 @@ static void next_pass(struct jit *j)
 	j->ostubs = j->nstubs;
 }
 
-/* The prologue's length: the same in every image, as tail calls need. */
-static uint32_t prologue_len(void)
+/* The prologue's length (with its epilogue): where the tail entry is. */
+static uint32_t prologue_len(const struct jit *from)
 {
 	struct jit j = { .n = 0 };
 
+	j.save = from->save;
+	j.zero = from->zero;
+	j.need_run = from->need_run;
+	j.need_fp = from->need_fp;
+	j.code = from->code;
+	j.budgets = from->budgets;
+	j.tail_calls = from->tail_calls;
 	emit_prologue(&j);
-	return j.n;
+	return j.pos + j.n;
 }
 
 int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
@@ -1549,7 +1717,8 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 		goto fail;
 	}
 	/* The first pass's guess: every instruction as long as it may be. */
-	j.prologue = prologue_len();
+	jit_frame(&j);
+	j.prologue = prologue_len(&j);
 	for (i = 0; i < code->len; i++)
 		j.addrs[i] = j.prologue + (i + 1) * JIT_TMP;
 	j.ocommon = j.addrs[code->len - 1] + 64;
@@ -1604,8 +1773,9 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 	jit->addrs = j.addrs;
 	jit->prologue = j.prologue;
 	jit->passes = pass + 1;
-	jit->entry = (uint64_t (*)(uint64_t, uint64_t, struct uxdp_bpf_run *,
-				   uint8_t *))(void *)jit->image;
+	jit->entry = (uxdp_bpf_jit_fn)(void *)jit->image;
+	jit->leaf = !j.need_run;
+	jit->cur = j.helpers || j.tail_calls;
 	code->jit_tail_entry = jit->image + j.prologue;
 	free(j.naddrs);
 	free(j.site_kind);
@@ -1623,17 +1793,36 @@ fail:
 	return err;
 }
 
+/* Every frame of a run, and above them the saved native rsp. */
+struct jit_stack {
+	uint8_t frames[UXDP_BPF_MAX_DEPTH * FRAME];
+	uint64_t rsp;
+} __attribute__((aligned(16)));
+
+/* The code on the run's stack, with uxdp_bpf_cur while a helper may
+ * run. */
+static __attribute__((always_inline)) inline uint64_t
+jit_enter(const struct uxdp_bpf_jit *jit, struct uxdp_bpf_run *run,
+	  struct jit_stack *st, uint64_t r1, uint64_t r2)
+{
+	uint8_t *fp = st->frames + sizeof(st->frames);
+	struct uxdp_bpf_run *prev;
+	uint64_t r0;
+
+	if (!jit->cur)
+		return jit->entry(r1, r2, run, fp);
+	prev = uxdp_bpf_cur;
+	uxdp_bpf_cur = run;
+	r0 = jit->entry(r1, r2, run, fp);
+	uxdp_bpf_cur = prev;
+	return r0;
+}
+
 uint64_t uxdp_bpf_jit_run(const struct uxdp_bpf_jit *jit,
 			  struct uxdp_bpf_run *run, uint64_t r1, uint64_t r2)
 {
-	/* Every frame of the run, and above them the saved native rsp. */
-	struct {
-		uint8_t frames[UXDP_BPF_MAX_DEPTH * FRAME];
-		uint64_t rsp;
-	} __attribute__((aligned(16))) st;
-	struct uxdp_bpf_run *prev = uxdp_bpf_cur;
 	const struct uxdp_bpf_code *code = jit->code;
-	uint64_t r0;
+	struct jit_stack st;
 
 	run->code = code;
 	if (code->ctx_kind == UXDP_BPF_CTX_XDP) {
@@ -1645,16 +1834,27 @@ uint64_t uxdp_bpf_jit_run(const struct uxdp_bpf_jit *jit,
 		run->mem = (uint8_t *)(uintptr_t)r1;
 		run->mem_len = r2;
 	}
-	run->stack_lo = st.frames;
-	run->stack_hi = st.frames + sizeof(st.frames);
 	run->budget = code->budget;
 	run->tail_calls = 0;
 	run->fault = UXDP_BPF_FAULT_NONE;
 	run->fault_pc = 0;
-	uxdp_bpf_cur = run;
-	r0 = jit->entry(r1, r2, run, run->stack_hi);
-	uxdp_bpf_cur = prev;
-	return r0;
+	run->stack_lo = st.frames;
+	run->stack_hi = st.frames + sizeof(st.frames);
+	return jit_enter(jit, run, &st, r1, r2);
+}
+
+uint64_t uxdp_bpf_jit_run_xdp(const struct uxdp_bpf_jit *jit,
+			      struct uxdp_bpf_run *run, struct uxdp_buff *ctx)
+{
+	struct jit_stack st;
+
+	/* The prologue fills the run (emit_fill_run). */
+	return jit_enter(jit, run, &st, (uint64_t)(uintptr_t)ctx, 0);
+}
+
+uxdp_bpf_jit_fn uxdp_bpf_jit_leaf(const struct uxdp_bpf_jit *jit)
+{
+	return jit && jit->leaf ? jit->entry : NULL;
 }
 
 size_t uxdp_bpf_jit_size(const struct uxdp_bpf_jit *jit)
@@ -1714,6 +1914,18 @@ uint64_t uxdp_bpf_jit_run(const struct uxdp_bpf_jit *jit,
 	run->fault = UXDP_BPF_FAULT_INSN;
 	run->fault_pc = 0;
 	return 0;
+}
+
+uint64_t uxdp_bpf_jit_run_xdp(const struct uxdp_bpf_jit *jit,
+			      struct uxdp_bpf_run *run, struct uxdp_buff *ctx)
+{
+	return uxdp_bpf_jit_run(jit, run, (uint64_t)(uintptr_t)ctx, 0);
+}
+
+uxdp_bpf_jit_fn uxdp_bpf_jit_leaf(const struct uxdp_bpf_jit *jit)
+{
+	(void)jit;
+	return NULL;
 }
 
 size_t uxdp_bpf_jit_size(const struct uxdp_bpf_jit *jit)

@@ -34,6 +34,7 @@ struct bpf_loaded {
 	struct prog_stats stats[UXDP_MAX_THREADS];
 	struct uxdp_bpf_code *code;
 	struct uxdp_bpf_jit *jit;		/* NULL: interpreted */
+	uxdp_bpf_jit_fn leaf;			/* run_jit_leaf's entry */
 	struct uxdp_bpf_object *obj;		/* a reference: the maps */
 	const struct bpf_insn *linked;		/* the object's, for messages */
 	uint32_t linked_len;
@@ -90,18 +91,23 @@ prog_fault(struct bpf_loaded *lp, const struct uxdp_bpf_run *run)
 	return UXDP_ABORTED;
 }
 
-static inline uint32_t prog_done(struct bpf_loaded *lp,
-				 const struct uxdp_bpf_run *run, uint64_t r0)
+/* A run that ended at an exit: counted, its verdict. */
+static inline uint32_t prog_count(struct bpf_loaded *lp, uint64_t r0)
 {
-	struct prog_stats *st;
+	struct prog_stats *st = my_stats(lp);
 
-	if (unlikely(run->fault))
-		return prog_fault(lp, run);
-	st = my_stats(lp);
 	stat_inc(&st->runs);
 	if (unlikely((uint32_t)r0 == UXDP_ABORTED))
 		stat_inc(&st->aborted);
 	return (uint32_t)r0;
+}
+
+static inline uint32_t prog_done(struct bpf_loaded *lp,
+				 const struct uxdp_bpf_run *run, uint64_t r0)
+{
+	if (unlikely(run->fault))
+		return prog_fault(lp, run);
+	return prog_count(lp, r0);
 }
 
 static uint32_t run_interp(struct uxdp_buff *ctx, void *priv)
@@ -124,8 +130,24 @@ static uint32_t run_jit(struct uxdp_buff *ctx, void *priv)
 	struct uxdp_bpf_run run;
 	uint64_t r0;
 
-	r0 = uxdp_bpf_jit_run(lp->jit, &run, (uint64_t)(uintptr_t)ctx, 0);
+	r0 = uxdp_bpf_jit_run_xdp(lp->jit, &run, ctx);
 	return prog_done(lp, &run, r0);
+}
+
+/*
+ * A JIT program that never reads its run (uxdp_bpf_jit_leaf: nothing to
+ * fault, no helper): no run to fill, no uxdp_bpf_cur, only one frame of
+ * stack. drop, pass, tx and the parsers whose every access was proven.
+ */
+static uint32_t run_jit_leaf(struct uxdp_buff *ctx, void *priv)
+{
+	struct bpf_loaded *lp = priv;
+	uint8_t stack[UXDP_BPF_STACK] __attribute__((aligned(16)));
+	uint64_t r0;
+
+	r0 = lp->leaf((uint64_t)(uintptr_t)ctx, 0, NULL,
+		      stack + sizeof(stack));
+	return prog_count(lp, r0);
 }
 
 static void loaded_free(void *priv)
@@ -175,7 +197,8 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 				"%s)\n", b->name, uxdp_errmsg());
 			lp->jit = NULL;
 		} else {
-			run = run_jit;
+			lp->leaf = uxdp_bpf_jit_leaf(lp->jit);
+			run = lp->leaf ? run_jit_leaf : run_jit;
 		}
 	}
 	prog = uxdp_prog_create_ex(b->name, run, lp, loaded_free);
@@ -194,7 +217,8 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 /* @prog's state if it is an eBPF program of a loaded object, else NULL. */
 static struct bpf_loaded *loaded_of(const struct uxdp_prog *prog)
 {
-	if (!prog || (prog->run != run_interp && prog->run != run_jit))
+	if (!prog || (prog->run != run_interp && prog->run != run_jit &&
+		      prog->run != run_jit_leaf))
 		return NULL;
 	return prog->priv;
 }
