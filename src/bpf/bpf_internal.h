@@ -71,6 +71,10 @@ int uxdp_bpf_insn_valid(const struct bpf_insn *insn, size_t left,
 /* The instruction in the conformance suite's spelling ("ldxw %r2,
  * [%r1+4]"); returns the length snprintf would. */
 int uxdp_bpf_insn_str(const struct bpf_insn *insn, char *buf, size_t len);
+/* The same for instruction @i of @n at @insns: a lddw that is the last
+ * one is shown with a zero second half rather than read past the end. */
+int uxdp_bpf_insn_str_at(const struct bpf_insn *insns, uint32_t n,
+			 uint32_t i, char *buf, size_t len);
 
 /*
  * uxdp_bpf_insn_valid() with its rules chosen: UXDP_BPF_VALID_INTERNAL

@@ -198,7 +198,7 @@ static int vfail(const struct env *e, int err, uint32_t i, const char *pre,
 	if (i >= e->len) {
 		return uxdp_fail(err, "prog %s: %s%s", prog_name(e), pre, why);
 	}
-	uxdp_bpf_insn_str(&e->insns[i], dis, sizeof(dis));
+	uxdp_bpf_insn_str_at(e->insns, e->len, i, dis, sizeof(dis));
 	return uxdp_fail(err, "prog %s: insn %u (%s): %s%s", prog_name(e), i,
 			 dis, pre, why);
 }

@@ -290,3 +290,18 @@ int uxdp_bpf_insn_str(const struct bpf_insn *in, char *buf, size_t len)
 	}
 	return snprintf(buf, len, "<bad class>");
 }
+
+int uxdp_bpf_insn_str_at(const struct bpf_insn *insns, uint32_t n,
+			 uint32_t i, char *buf, size_t len)
+{
+	struct bpf_insn two[2] = { { 0 } };
+
+	if (i >= n)
+		return snprintf(buf, len, "end");
+	if (i + 1 < n)
+		return uxdp_bpf_insn_str(&insns[i], buf, len);
+	/* Found by fuzz_bpf_elf: a cut-off lddw's message read past the
+	 * program. */
+	two[0] = insns[i];
+	return uxdp_bpf_insn_str(two, buf, len);
+}

@@ -1547,7 +1547,7 @@ static int insn_fail(const struct jit *j, uint32_t i, int err,
 	const struct uxdp_bpf_code *code = j->code;
 	char dis[96];
 
-	uxdp_bpf_insn_str(&code->insns[i], dis, sizeof(dis));
+	uxdp_bpf_insn_str_at(code->insns, code->len, i, dis, sizeof(dis));
 	return uxdp_fail(err, "prog %s: insn %u (%s): jit: %s",
 			 code->name ? code->name : "?",
 			 code->orig_idx ? code->orig_idx[i] : i, dis, why);

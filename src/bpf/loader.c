@@ -738,7 +738,7 @@ static int insn_fail(int err, const struct uxdp_bpf_program *p, uint32_t i,
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	uxdp_bpf_insn_str(&p->insns[i], dis, sizeof(dis));
+	uxdp_bpf_insn_str_at(p->insns, p->len, i, dis, sizeof(dis));
 	return uxdp_fail(err, "prog %s: insn %u (%s): %s", p->name, i, dis,
 			 why);
 }

@@ -84,7 +84,8 @@ prog_fault(struct bpf_loaded *lp, const struct uxdp_bpf_run *run)
 	if (__atomic_exchange_n(&lp->fault_printed, 1, __ATOMIC_RELAXED))
 		return UXDP_ABORTED;
 	if (at < lp->linked_len)
-		uxdp_bpf_insn_str(&lp->linked[at], dis, sizeof(dis));
+		uxdp_bpf_insn_str_at(lp->linked, lp->linked_len, at, dis,
+				     sizeof(dis));
 	uxdp_pr(UXDP_WARN, "bpf: prog %s: insn %u (%s): %s: the run ends as "
 		"XDP_ABORTED (printed once; uxdp_bpf_prog_info counts them)\n",
 		code->name, at, dis, fault_str(run->fault));

@@ -36,11 +36,11 @@ static const struct uxdp_bpf_helper raw_helper = {
 #define RAW_NHELPERS	(UXDP_BPF_RAW_HELPER + 1)
 
 static int raw_fail(const char *name, const struct bpf_insn *insns,
-		    uint32_t i, const char *why)
+		    uint32_t len, uint32_t i, const char *why)
 {
 	char dis[96];
 
-	uxdp_bpf_insn_str(&insns[i], dis, sizeof(dis));
+	uxdp_bpf_insn_str_at(insns, len, i, dis, sizeof(dis));
 	return uxdp_fail(EINVAL, "prog %s: insn %u (%s): %s", name, i, dis,
 			 why);
 }
@@ -75,10 +75,10 @@ static int raw_shape(const char *name, const struct bpf_insn *insns,
 		const struct bpf_insn *in = &insns[i];
 
 		if (uxdp_bpf_insn_valid_ex(in, len - i, rules, &why))
-			return raw_fail(name, insns, i, why);
+			return raw_fail(name, insns, len, i, why);
 		if (uxdp_bpf_ops[in->code].flags & UXDP_BPF_F_WIDE) {
 			if (in->src_reg)
-				return raw_fail(name, insns, i, "a map "
+				return raw_fail(name, insns, len, i, "a map "
 						"reference needs the loader");
 			second[++i] = 1;
 		}
@@ -92,17 +92,17 @@ static int raw_shape(const char *name, const struct bpf_insn *insns,
 			continue;
 		if (in->code == (BPF_JMP | BPF_CALL) &&
 		    in->src_reg == BPF_PSEUDO_KFUNC_CALL)
-			return raw_fail(name, insns, i, "a kfunc call needs "
+			return raw_fail(name, insns, len, i, "a kfunc call needs "
 					"the loader");
 		if (in->code == (BPF_JMP | BPF_CALL) && !in->src_reg &&
 		    in->imm != UXDP_BPF_RAW_HELPER)
-			return raw_fail(name, insns, i, "no such helper (a "
+			return raw_fail(name, insns, len, i, "no such helper (a "
 					"raw program has helper 5 only)");
 		if (jumps && (t < 0 || t >= len))
-			return raw_fail(name, insns, i, "jump out of the "
+			return raw_fail(name, insns, len, i, "jump out of the "
 					"program");
 		if (jumps && second[t])
-			return raw_fail(name, insns, i, "jump into the middle "
+			return raw_fail(name, insns, len, i, "jump into the middle "
 					"of a lddw");
 	}
 	/* Every other instruction goes on to the next one. */
@@ -110,7 +110,7 @@ static int raw_shape(const char *name, const struct bpf_insn *insns,
 	if (second[len - 1] || (last->code != (BPF_JMP | BPF_EXIT) &&
 				last->code != (BPF_JMP | BPF_JA) &&
 				last->code != (BPF_JMP32 | BPF_JA)))
-		return raw_fail(name, insns, len - 1 - second[len - 1],
+		return raw_fail(name, insns, len, len - 1 - second[len - 1],
 				"runs off the end of the program");
 	return 0;
 }
