@@ -724,6 +724,58 @@ static void test_cpu_versions(void **state)
 #endif
 }
 
+/*
+ * The objects fuzz_bpf_elf found (tests/fuzz/corpus/bpf_elf/regress-*): each
+ * is refused with its errno and a message saying why, at open or at load,
+ * never a crash.
+ */
+static void test_fuzz_regressions(void **state)
+{
+	static const struct {
+		const char *file;
+		bool at_load;
+		int err;
+		const char *msg;
+	} r[] = {
+		{ "regress-misaligned-code", false, EINVAL,
+		  "not 8-byte aligned" },
+		{ "regress-huge-bss", false, E2BIG,
+		  "more than an array value may hold (4194304)" },
+		{ "regress-call-no-reloc", false, EINVAL,
+		  "the call at instruction 0 has no relocation" },
+		{ "regress-cut-lddw-message", true, EINVAL,
+		  "(lddw %r1, 0x0): an lddw without its second half" },
+	};
+	char path[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(r); i++) {
+		struct uxdp_bpf_object *obj;
+		int err;
+
+		snprintf(path, sizeof(path), "%s/%s", T_BPF_REGRESS_DIR,
+			 r[i].file);
+		errno = 0;
+		obj = uxdp_bpf_object_open(path, NULL);
+		if (r[i].at_load) {
+			if (!obj)
+				fail_msg("%s: open: %s", r[i].file,
+					 uxdp_errmsg());
+			err = uxdp_bpf_object_load(obj);
+			uxdp_bpf_object_close(obj);
+		} else {
+			if (obj)
+				fail_msg("%s: opened", r[i].file);
+			err = -errno;
+		}
+		assert_int_equal(err, -r[i].err);
+		if (!strstr(uxdp_errmsg(), r[i].msg))
+			fail_msg("%s: '%s' lacks '%s'", r[i].file,
+				 uxdp_errmsg(), r[i].msg);
+	}
+}
+
 /* One program per refusal class: the errno, and a message naming the
  * program, the instruction and the reason. */
 static void test_refusals(void **state)
@@ -2123,6 +2175,7 @@ int main(void)
 		cmocka_unit_test(test_core_relocated),
 		cmocka_unit_test(test_cpu_versions),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_fuzz_regressions),
 		cmocka_unit_test(test_debian_objects),
 		cmocka_unit_test(test_no_bpf_syscall),
 		cmocka_unit_test(test_helper_names),
