@@ -823,6 +823,32 @@ static const struct tcase cases[] = {
 			"at off -10 size 4",
 	},
 	{
+		/* In bounds, which the pass proves, but at an offset it does
+		 * not know the alignment of: a check of the alignment alone
+		 * (a misaligned locked add is a bus lock). */
+		"an atomic at a variable offset into a value: alignment checked",
+		{ CTX_DATA(2), CTX_END(3), MOV64_IMM(0, 2), MOV64_REG(4, 2),
+		  ALU64_IMM(BPF_ADD, 4, 1), JMP_REG(BPF_JGT, 4, 3, 7),
+		  LDX(BPF_B, 5, 2, 0), ALU64_IMM(BPF_AND, 5, 0x34),
+		  LD_MAP_VALUE(3, M_BSS, 0), ALU64_REG(BPF_ADD, 3, 5),
+		  MOV64_IMM(4, 1), ATOMIC(BPF_DW, BPF_ADD, 3, 4, 0), EXIT },
+		ACCEPT, NULL, C(4, 3, 1, 0),
+		.runs = { RUN(64, 0, 0x30, 0, 2), FAULT(64, 0, 0x04, 0, MEM, 12),
+			  FAULT(64, 0, 0x14, 0, MEM, 12) },
+	},
+	{
+		"a 4-byte atomic at a variable offset: 4-aligned passes",
+		{ CTX_DATA(2), CTX_END(3), MOV64_IMM(0, 2), MOV64_REG(4, 2),
+		  ALU64_IMM(BPF_ADD, 4, 1), JMP_REG(BPF_JGT, 4, 3, 7),
+		  LDX(BPF_B, 5, 2, 0), ALU64_IMM(BPF_AND, 5, 0x36),
+		  LD_MAP_VALUE(3, M_BSS, 0), ALU64_REG(BPF_ADD, 3, 5),
+		  MOV64_IMM(4, 1), ATOMIC(BPF_W, BPF_ADD | BPF_FETCH, 3, 4, 0),
+		  EXIT },
+		ACCEPT, NULL, C(4, 3, 1, 0),
+		.runs = { RUN(64, 0, 0x04, 0, 2), FAULT(64, 0, 0x02, 0, MEM, 12),
+			  RUN(64, 0, 0x34, 0, 2) },
+	},
+	{
 		"a key that is not memory",
 		{ MOV64_IMM(2, 0), LD_MAP(1, M_ARR),
 		  CALL(BPF_FUNC_map_lookup_elem), MOV64_IMM(0, 0), EXIT },

@@ -1589,6 +1589,98 @@ static void test_checks(void **state)
 	tp_free(&p);
 }
 
+/*
+ * An atomic's check with ALIGN (bpf_internal.h): the address must be a
+ * multiple of the size as well, or the run ends at the check (a misaligned
+ * locked instruction is a bus lock); kind 0 checks the alignment alone.
+ * Every kind, both sizes, every offset in a word, through the JIT and the
+ * interpreter: the same fault at the same check, the same memory after.
+ */
+static void test_check_align(void **state)
+{
+	static uint64_t region[8] __attribute__((aligned(64)));
+	struct uxdp_bpf_region regions[1] = {
+		{ (uint8_t *)region, sizeof(region), false },
+	};
+	static const int kinds[] = {
+		0, UXDP_BPF_MEM_RAW, UXDP_BPF_MEM_STACK, UXDP_BPF_MEM_REGION,
+		UXDP_BPF_MEM_ANY,
+	};
+	uint64_t raw[8] __attribute__((aligned(64)));
+	size_t k, q;
+	int off, e;
+
+	(void)state;
+	for (k = 0; k < ARRAY_SIZE(kinds); k++)
+	for (q = 0; q < 2; q++)
+	for (off = 0; off <= 12; off++) {
+		uint32_t size = q ? 8 : 4, chk;
+		struct uxdp_bpf_run run[2];
+		struct uxdp_bpf_code c;
+		struct uxdp_bpf_jit *jit;
+		struct tp p = { 0 };
+		uint64_t r0[2], mem[2][8];
+		bool ok = off % (int)size == 0;
+
+		switch (kinds[k]) {
+		case UXDP_BPF_MEM_STACK:
+			A(&p, MOV64_X(2, 10), ALU64_K(BPF_ADD, 2, -32));
+			break;
+		case 0:
+		case UXDP_BPF_MEM_REGION:
+			tp_lddw(&p, 2, (uint64_t)(uintptr_t)region);
+			break;
+		default:
+			A(&p, MOV64_X(2, 1));
+			break;
+		}
+		A(&p, MOV64_X(6, 2), ALU64_K(BPF_ADD, 6, off), MOV64_K(3, 1),
+		  MOV64_K(0, 5));
+		chk = p.n;
+		A(&p, CHECK(6, 0, UXDP_BPF_CHECK_IMM(size, kinds[k], 1, 0) |
+			    UXDP_BPF_CHECK_ALIGN),
+		  ATOMIC(q ? BPF_DW : BPF_W, 6, 3, 0, BPF_ADD), MOV64_K(0, 7),
+		  EXIT);
+		c = t_code(&p);
+		c.regions = regions;
+		c.nregions = 1;
+		jit = t_compile(&c);
+		for (e = 0; e < 2; e++) {
+			memset(raw, 0, sizeof(raw));
+			memset(region, 0, sizeof(region));
+			run[e] = (struct uxdp_bpf_run){
+				.code = &c, .mem = (uint8_t *)raw,
+				.mem_len = sizeof(raw),
+			};
+			r0[e] = e ? uxdp_bpf_interp_run(&run[e], (uintptr_t)raw,
+							sizeof(raw)) :
+				uxdp_bpf_jit_run(jit, &run[e],
+						 (uintptr_t)raw, sizeof(raw));
+			memcpy(mem[e], kinds[k] == UXDP_BPF_MEM_RAW ||
+			       kinds[k] == UXDP_BPF_MEM_ANY ? raw : region,
+			       sizeof(mem[e]));
+			if (ok != (run[e].fault == 0))
+				fail_msg("%s: kind %d size %u off %d: fault %u, "
+					 "want %s", e ? "interp" : "jit",
+					 kinds[k], size, off, run[e].fault,
+					 ok ? "none" : "MEM");
+			if (!ok) {
+				assert_int_equal(run[e].fault,
+						 UXDP_BPF_FAULT_MEM);
+				assert_int_equal(run[e].fault_pc, chk);
+				assert_int_equal(r0[e], 0);
+			} else {
+				assert_int_equal(r0[e], 7);
+			}
+		}
+		assert_memory_equal(mem[0], mem[1], sizeof(mem[0]));
+		if (ok && kinds[k] != UXDP_BPF_MEM_STACK)
+			assert_int_equal(((uint8_t *)mem[0])[off], 1);
+		uxdp_bpf_jit_free(jit);
+		tp_free(&p);
+	}
+}
+
 /* A region: a write to a read-only one faults, a read does not; ANY
  * reaches a writable region and refuses a read-only one for a write. */
 static void test_check_regions(void **state)
@@ -2342,6 +2434,7 @@ int main(void)
 		cmocka_unit_test(test_lddw_mov),
 		cmocka_unit_test(test_ldx_st_stx),
 		cmocka_unit_test(test_atomics),
+		cmocka_unit_test(test_check_align),
 		cmocka_unit_test(test_jump_rel8_edges),
 		cmocka_unit_test(test_jump_convergence),
 		cmocka_unit_test(test_jump_padded),

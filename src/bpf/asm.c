@@ -523,16 +523,18 @@ static int asm_lddw(struct asm_state *st, struct bpf_insn *in, char **op)
 	return err;
 }
 
-/* checkr|checkw SIZE [%rN+off] kind K region R */
+/* checkr|checkw SIZE [%rN+off] kind K region R [align] */
 static int asm_check(struct asm_state *st, struct bpf_insn *in, bool write,
 		     char **op, int nop, uint8_t *reg)
 {
+	bool align = nop == 7 && !strcmp(op[6], "align");
 	int32_t size, kind, region;
 	int err;
 
-	if (nop != 6 || strcmp(op[2], "kind") || strcmp(op[4], "region"))
+	if ((nop != 6 && !align) || strcmp(op[2], "kind") ||
+	    strcmp(op[4], "region"))
 		return asm_err(st, "check takes SIZE [%%rN+off] kind K "
-			       "region R");
+			       "region R [align]");
 	err = get_imm(st, op[0], &size) ?: get_mem(st, op[1], reg, &in->off)
 	      ?: get_imm(st, op[3], &kind) ?: get_imm(st, op[5], &region);
 	if (err)
@@ -540,7 +542,8 @@ static int asm_check(struct asm_state *st, struct bpf_insn *in, bool write,
 	if ((uint32_t)size > 0xff || (uint32_t)kind > 0xf ||
 	    (uint32_t)region > 0xffff)
 		return asm_err(st, "check size, kind or region out of range");
-	in->imm = UXDP_BPF_CHECK_IMM(size, kind, write, region);
+	in->imm = UXDP_BPF_CHECK_IMM(size, kind, write, region) |
+		  (align ? UXDP_BPF_CHECK_ALIGN : 0);
 	return 0;
 }
 

@@ -141,6 +141,13 @@ static inline uint64_t uxdp_bpf_ctx_load(const struct uxdp_buff *b, int field)
 #define UXDP_BPF_CHECK_SIZE(imm)	((uint32_t)(imm) & 0xff)
 #define UXDP_BPF_CHECK_KIND(imm)	(((uint32_t)(imm) >> 8) & 0xf)
 #define UXDP_BPF_CHECK_WRITE		(1U << 12)
+/* An atomic's check: the address must also be a multiple of the size. A
+ * locked instruction across two cache lines takes a bus lock, which stalls
+ * every CPU of the machine (and this kernel's split-lock mitigation makes
+ * the process sleep): the kernel's verifier refuses misaligned atomics, so
+ * no program it accepts does one. With kind 0 (bounds proven) the check is
+ * of the alignment alone. */
+#define UXDP_BPF_CHECK_ALIGN		(1U << 13)
 #define UXDP_BPF_CHECK_REGION(imm)	((uint32_t)(imm) >> 16)
 #define UXDP_BPF_CHECK_IMM(size, kind, write, region)			\
 	((int32_t)((uint32_t)(size) | (uint32_t)(kind) << 8 |		\
@@ -505,6 +512,8 @@ struct uxdp_bpf_aux {
 #define UXDP_BPF_AUX_MEM	(1U << 1)	/* a load, store or atomic */
 #define UXDP_BPF_AUX_CTX	(1U << 2)	/* a u32 load from xdp_md */
 #define UXDP_BPF_AUX_BACK	(1U << 3)	/* a backward jump */
+#define UXDP_BPF_AUX_ALIGN	(1U << 4)	/* an atomic not proven aligned:
+						 * checked (CHECK_ALIGN) */
 
 struct uxdp_bpf_facts {
 	const struct uxdp_bpf_aux *aux;		/* b->len of them */

@@ -1916,6 +1916,11 @@ static int do_mem(struct env *e, struct wstate *w, uint32_t i)
 		if (ret)
 			return ret;
 	}
+	/* Frames and values are aligned to 8, so a constant offset into one
+	 * was proven aligned above; any other atomic is checked for it. */
+	if (atomic && e->decide &&
+	    (p.umax || (p.type != PTR_STACK && p.type != PTR_MAP_VALUE)))
+		e->aux[i].flags |= UXDP_BPF_AUX_ALIGN;
 
 	if (cls == BPF_LDX) {
 		if (mode == UXDP_BPF_MEMSX && p.type != PTR_CTX)
@@ -2582,10 +2587,14 @@ static void finish_aux(struct env *e)
 		x->flags |= UXDP_BPF_AUX_MEM;
 		/* Never reached by the analysis (a branch it found never
 		 * taken): checked all the same. */
-		if (!(x->flags & UXDP_BPF_AUX_SEEN))
+		if (!(x->flags & UXDP_BPF_AUX_SEEN)) {
 			x->kind = UXDP_BPF_MEM_ANY;
+			if (CLS(in->code) == BPF_STX &&
+			    MODE(in->code) == BPF_ATOMIC)
+				x->flags |= UXDP_BPF_AUX_ALIGN;
+		}
 		st->accesses++;
-		if (x->kind == PROVEN)
+		if (x->kind == PROVEN && !(x->flags & UXDP_BPF_AUX_ALIGN))
 			st->proven++;
 		else
 			st->checked++;

@@ -120,6 +120,14 @@ static int rewrite(const struct uxdp_bpf_build *b, const struct uxdp_bpf_aux *x,
 	return 0;
 }
 
+/* Whether the access @x describes is checked at run time: its bounds or,
+ * for an atomic, its alignment. */
+static bool needs_check(const struct uxdp_bpf_aux *x)
+{
+	return (x->flags & UXDP_BPF_AUX_MEM) &&
+	       (x->kind || (x->flags & UXDP_BPF_AUX_ALIGN));
+}
+
 /* The check guarding the access at @in. */
 static struct bpf_insn check_insn(const struct bpf_insn *in,
 				  const struct uxdp_bpf_aux *x)
@@ -132,7 +140,9 @@ static struct bpf_insn check_insn(const struct bpf_insn *in,
 		.off = in->off,
 		.imm = UXDP_BPF_CHECK_IMM(access_size(in->code), x->kind,
 					  !load, x->kind == UXDP_BPF_MEM_REGION ?
-					  x->region : 0),
+					  x->region : 0) |
+		       (x->flags & UXDP_BPF_AUX_ALIGN ? UXDP_BPF_CHECK_ALIGN :
+			0),
 	};
 }
 
@@ -206,7 +216,7 @@ int uxdp_bpf_fixup(struct uxdp_bpf_build *b, const struct uxdp_bpf_facts *f)
 	/* Where each instruction goes, after what is inserted before it. */
 	for (i = 0; i < b->len; i++) {
 		start[i] = n;
-		if ((aux[i].flags & UXDP_BPF_AUX_MEM) && aux[i].kind)
+		if (needs_check(&aux[i]))
 			n++;
 		if (aux[i].flags & UXDP_BPF_AUX_BACK)
 			n++;
@@ -246,7 +256,7 @@ int uxdp_bpf_fixup(struct uxdp_bpf_build *b, const struct uxdp_bpf_facts *f)
 		const struct bpf_insn *in = &b->insns[i];
 		uint32_t k = start[i];
 
-		if ((aux[i].flags & UXDP_BPF_AUX_MEM) && aux[i].kind)
+		if (needs_check(&aux[i]))
 			code->insns[k++] = check_insn(in, &aux[i]);
 		if (aux[i].flags & UXDP_BPF_AUX_BACK)
 			code->insns[k++] = (struct bpf_insn){

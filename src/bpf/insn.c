@@ -233,13 +233,16 @@ int uxdp_bpf_insn_str(const struct bpf_insn *in, char *buf, size_t len)
 		    op->group == UXDP_BPF_G_INTERNAL) {
 			if (code == UXDP_BPF_OP_CHECK)
 				return snprintf(buf, len, "check%s %u [%%r%u%+d] "
-						"kind %u region %u",
+						"kind %u region %u%s",
 						(uint32_t)in->imm &
 						UXDP_BPF_CHECK_WRITE ? "w" : "r",
 						UXDP_BPF_CHECK_SIZE(in->imm),
 						in->dst_reg, in->off,
 						UXDP_BPF_CHECK_KIND(in->imm),
-						UXDP_BPF_CHECK_REGION(in->imm));
+						UXDP_BPF_CHECK_REGION(in->imm),
+						(uint32_t)in->imm &
+						UXDP_BPF_CHECK_ALIGN ?
+						" align" : "");
 			return snprintf(buf, len, "%s", mn);
 		}
 		if (INSN_OP(code) == BPF_JA)

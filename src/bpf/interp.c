@@ -280,7 +280,12 @@ static __inl bool mem_ok(const struct uxdp_bpf_run *run,
 {
 	uint32_t size = UXDP_BPF_CHECK_SIZE(imm);
 
+	/* An atomic's (bpf_internal.h): sizes are 4 and 8. */
+	if ((imm & UXDP_BPF_CHECK_ALIGN) && (a & (size - 1)))
+		return false;
 	switch (UXDP_BPF_CHECK_KIND(imm)) {
+	case 0:
+		return imm & UXDP_BPF_CHECK_ALIGN;	/* the alignment only */
 	case UXDP_BPF_MEM_PKT:
 		return mem_pkt(run->ctx, a, size);
 	case UXDP_BPF_MEM_STACK:
@@ -435,6 +440,13 @@ uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
 		T *p = (T *)(uintptr_t)(DST + (uint64_t)(int64_t)OFF);	\
 		T s = (T)SRC, old;					\
 									\
+		/* The safety pass proves or checks alignment (a	\
+		 * misaligned lock is a bus lock); this is the engine's	\
+		 * own guard, a fault here is the pass's mistake. */	\
+		if (unlikely((uintptr_t)p & (sizeof(T) - 1))) {	\
+			run->fault = UXDP_BPF_FAULT_MEM;		\
+			goto fault;					\
+		}							\
 		switch (IMM) {						\
 		case BPF_ADD:						\
 			__atomic_fetch_add(p, s, __ATOMIC_RELAXED);	\

@@ -1339,6 +1339,12 @@ static int emit_check(struct jit *j, const struct bpf_insn *in,
 	const struct uxdp_bpf_region *g;
 
 	switch (kind) {
+	case 0:
+		if (!(imm & UXDP_BPF_CHECK_ALIGN)) {
+			*why = "check of nothing";
+			return -1;
+		}
+		break;
 	case UXDP_BPF_MEM_PKT:
 	case UXDP_BPF_MEM_STACK:
 	case UXDP_BPF_MEM_RAW:
@@ -1355,6 +1361,15 @@ static int emit_check(struct jit *j, const struct bpf_insn *in,
 		return -1;
 	}
 	stub = new_site(j, UXDP_BPF_FAULT_MEM);
+	if (imm & UXDP_BPF_CHECK_ALIGN) {
+		/* An atomic's address, a multiple of its size (4 or 8). */
+		emit_rm(j, X_W, 0x8d, AUX, dst, in->off);	/* lea r11 */
+		emit_rr(j, 0, 0xf7, 0, AUX);			/* test r11d */
+		emit4(j, size - 1);
+		emit_jump(j, CC_NE, stub);
+		if (kind == 0)
+			return 0;
+	}
 	if (kind == UXDP_BPF_MEM_ANY) {
 		emit_c_call_begin(j);
 		emit_rm(j, X_W, 0x8d, RSI, dst, in->off);	/* before rdi */

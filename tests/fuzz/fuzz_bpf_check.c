@@ -447,6 +447,14 @@ static void verify(const struct uxdp_bpf_build *b)
 			checks++;
 			FZ_CHECK(nc == BPF_LDX || nc == BPF_ST || nc == BPF_STX,
 				 "check before 0x%02x", c->insns[k + 1].code);
+			/* Every atomic the pass could not prove aligned is
+			 * checked for it; a check of kind 0 is of that alone. */
+			FZ_CHECK(UXDP_BPF_CHECK_KIND(in->imm) ||
+				 ((uint32_t)in->imm & UXDP_BPF_CHECK_ALIGN),
+				 "check of kind 0 without ALIGN");
+			FZ_CHECK(!((uint32_t)in->imm & UXDP_BPF_CHECK_ALIGN) ||
+				 (c->insns[k + 1].code & 0xe0) == BPF_ATOMIC,
+				 "ALIGN before 0x%02x", c->insns[k + 1].code);
 			continue;
 		}
 		if (in->code == UXDP_BPF_OP_BUDGET) {

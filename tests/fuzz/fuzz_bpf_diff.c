@@ -340,7 +340,10 @@ static void gen_checked(struct gen *g)
 
 	if (atomic) {
 		sz = fz_bit(g->f) ? BPF_DW : BPF_W;
-		mask &= ~7;
+		/* Misaligned on purpose one time in four: the check's
+		 * ALIGN must fault it in both engines. */
+		if (fz_pick(g->f, 4))
+			mask &= ~7;
 	}
 	kind = k == 0 ? (e->xdp ? UXDP_BPF_MEM_PKT : UXDP_BPF_MEM_RAW) :
 	       k == 1 ? UXDP_BPF_MEM_STACK : k == 2 ? UXDP_BPF_MEM_REGION :
@@ -362,7 +365,8 @@ static void gen_checked(struct gen *g)
 	}
 	emit(g, I(BPF_ALU64 | BPF_ADD | BPF_X, 8, t, 0, 0));
 	emit(g, I(UXDP_BPF_OP_CHECK, 8, 0, off,
-		  UXDP_BPF_CHECK_IMM(size_len(sz), kind, write, 0)));
+		  UXDP_BPF_CHECK_IMM(size_len(sz), kind, write, 0) |
+		  (atomic ? UXDP_BPF_CHECK_ALIGN : 0)));
 	switch (op) {
 	case 0:
 		emit(g, I(BPF_LDX | BPF_MEM | sz, wreg(g), 8, off, 0));
