@@ -274,6 +274,56 @@ static const struct tcase cases[] = {
 		.runs = { RUN(64, -1, 0, 0, 17), RUN(20, -1, 0, 0, XDP_DROP) },
 	},
 	{
+		/* data + i on the first pass is data itself (id 0), then
+		 * data + i of the add's id: the join pairs them, so the range
+		 * "data + i + 1 <= data_end" gives reaches data[i]. */
+		"a loop over the packet, data + i checked each pass: proven",
+		{
+			CTX_END(2),
+			CTX_DATA(1),
+			MOV64_IMM(3, 0),
+			MOV64_IMM(0, 0),
+			MOV64_REG(4, 1),
+			ALU64_REG(BPF_ADD, 4, 3),
+			MOV64_REG(5, 4),
+			ALU64_IMM(BPF_ADD, 5, 1),
+			JMP_REG(BPF_JGT, 5, 2, 4),
+			LDX(BPF_B, 4, 4, 0),
+			ALU64_REG(BPF_ADD, 0, 4),
+			ALU64_IMM(BPF_ADD, 3, 1),
+			JMP_IMM(BPF_JNE, 3, 16, -9),
+			MOV64_REG(0, 3),
+			EXIT,
+		},
+		ACCEPT, NULL, C(3, 3, 0, 1),
+		.runs = { RUN(64, -1, 0, 0, 16), RUN(5, -1, 0, 0, 5),
+			  RUN(0, -1, 0, 0, 0) },
+	},
+	{
+		/* The same loop, but the access one byte further than the
+		 * check: checked, and it faults at the packet's end. */
+		"a loop reading data[i + 1] below data + i + 1 <= end: checked",
+		{
+			CTX_END(2),
+			CTX_DATA(1),
+			MOV64_IMM(3, 0),
+			MOV64_IMM(0, 0),
+			MOV64_REG(4, 1),
+			ALU64_REG(BPF_ADD, 4, 3),
+			MOV64_REG(5, 4),
+			ALU64_IMM(BPF_ADD, 5, 1),
+			JMP_REG(BPF_JGT, 5, 2, 4),
+			LDX(BPF_B, 4, 4, 1),
+			ALU64_REG(BPF_ADD, 0, 4),
+			ALU64_IMM(BPF_ADD, 3, 1),
+			JMP_IMM(BPF_JNE, 3, 16, -9),
+			MOV64_REG(0, 3),
+			EXIT,
+		},
+		ACCEPT, NULL, C(3, 2, 1, 1),
+		.runs = { RUN(64, -1, 0, 0, 16), FAULT(5, -1, 0, 0, MEM, 9) },
+	},
+	{
 		"a packet load with no data_end check: checked",
 		{ CTX_DATA(2), LDX(BPF_B, 0, 2, 0), EXIT },
 		ACCEPT, NULL, C(2, 1, 1, 0),

@@ -173,6 +173,7 @@ struct env {
 
 	bool decide;			/* the last walk: decide and refuse */
 	uint32_t stack_depth;
+	uint32_t next_id;		/* the next packet id a join makes */
 	struct uxdp_bpf_aux *aux;
 	struct wstate cur, tmp, edge;
 };
@@ -1009,15 +1010,118 @@ static void ss_free(struct env *e, struct sstate *s)
 	free(s);
 }
 
+/*
+ * Packet ids across a join. A packet pointer's id names its base (data, or
+ * data plus what a variable add gave it); two states name their bases each
+ * in their own way, so a register of id 0 (data) on a loop's first pass is
+ * of id 8 (data + i) on the next. The join pairs the ids register by
+ * register: every register (and slot) of the pair (d's id, s's id) had one
+ * base in d and one in s, so they share one id after it and keep their
+ * ranges (the least of both). A pair keeps d's id when no other pair has
+ * that id in d and that id is not 0, or when it is the pair of an id with
+ * itself; else it takes a new one, above the program's length, which no
+ * instruction makes (theirs are index + 1). Widening
+ * makes no new ids: the other pairs end untracked, so the loop ends.
+ */
+#define JOIN_PAIRS	32
+
+struct id_pair {
+	uint8_t type;
+	uint32_t did, sid, rid;
+};
+
+static bool id_pairable(const struct reg *d, const struct reg *s)
+{
+	return pkt_tracked(d) && pkt_tracked(s) && d->type == s->type &&
+	       d->off == s->off;
+}
+
+static struct id_pair *pair_of(struct id_pair *p, uint32_t n,
+			       const struct reg *d, const struct reg *s)
+{
+	uint32_t k;
+
+	for (k = 0; k < n; k++)
+		if (p[k].type == d->type && p[k].did == d->id &&
+		    p[k].sid == s->id)
+			return &p[k];
+	return NULL;
+}
+
+static void pair_add(struct id_pair *p, uint32_t *n, const struct reg *d,
+		     const struct reg *s)
+{
+	if (!id_pairable(d, s) || pair_of(p, *n, d, s) || *n == JOIN_PAIRS)
+		return;
+	p[(*n)++] = (struct id_pair){ d->type, d->id, s->id, ID_NONE };
+}
+
+static uint32_t pairs_make(struct env *ids, bool widen, struct id_pair *p,
+			   const struct wstate *d, const struct wstate *s)
+{
+	uint32_t n = 0, k, q, f;
+	uint64_t m;
+
+	for (k = 0; k < NREGS; k++)
+		pair_add(p, &n, &d->regs[k], &s->regs[k]);
+	for (f = 0; f <= d->depth; f++)
+		for (m = d->spilled[f] & s->spilled[f]; m; m &= m - 1) {
+			uint32_t at = (uint32_t)__builtin_ctzll(m);
+
+			pair_add(p, &n, &d->slot[f][at], &s->slot[f][at]);
+		}
+	for (k = 0; k < n; k++) {
+		bool alone = true;
+
+		for (q = 0; q < n; q++)
+			if (q != k && p[q].type == p[k].type &&
+			    p[q].did == p[k].did)
+				alone = false;
+		/* Id 0 is data itself (assume() relies on it): only its
+		 * pair with itself keeps it. */
+		if (p[k].did == p[k].sid || (alone && p[k].did))
+			p[k].rid = p[k].did;
+		else if (!widen && ids->next_id < ID_NONE - 1)
+			p[k].rid = ids->next_id++;
+	}
+	return n;
+}
+
+/* @d, @s at one place, their ids as the join gives them. */
+static bool reg_join_ids(const struct env *e, struct id_pair *p, uint32_t n,
+			 struct reg *d, const struct reg *s)
+{
+	struct id_pair *x;
+	struct reg t;
+
+	if (!id_pairable(d, s) || d->id == s->id)
+		return reg_join(e, d, s);
+	x = pair_of(p, n, d, s);
+	t = *s;
+	if (!x || x->rid == ID_NONE) {
+		t.id = ID_NONE;		/* untracked: not the same base */
+		return reg_join(e, d, &t);
+	}
+	t.id = x->rid;
+	if (d->id == x->rid)
+		return reg_join(e, d, &t);
+	d->id = x->rid;
+	reg_join(e, d, &t);
+	return true;
+}
+
 /* @d = @d join @s (the same depth; widened with @e); whether @d changed. */
-static bool ws_join(const struct env *e, struct wstate *d,
+static bool ws_join(const struct env *e, struct env *ids, struct wstate *d,
 		    const struct wstate *s)
 {
+	struct id_pair pairs[JOIN_PAIRS];
 	bool changed = false;
-	uint32_t r, f;
+	uint32_t r, f, np;
 
+	np = pairs_make(ids, e != NULL, pairs, d, s);
 	for (r = 0; r < NREGS; r++)
-		changed |= reg_join(e, &d->regs[r], &s->regs[r]);
+		changed |= reg_join_ids(e, pairs, np, &d->regs[r],
+					&s->regs[r]);
 	if ((d->flags | s->flags) != d->flags) {
 		d->flags |= s->flags;
 		changed = true;
@@ -1031,7 +1135,8 @@ static bool ws_join(const struct env *e, struct wstate *d,
 		for (m = both; m; m &= m - 1) {
 			uint32_t n = (uint32_t)__builtin_ctzll(m);
 
-			changed |= reg_join(e, &d->slot[f][n], &s->slot[f][n]);
+			changed |= reg_join_ids(e, pairs, np, &d->slot[f][n],
+						&s->slot[f][n]);
 		}
 	}
 	return changed;
@@ -1244,7 +1349,7 @@ static int keep_state(struct env *e, struct sstate **slot,
 		s = ss_make(e, w, NULL, &err);
 	} else {
 		ws_load(&e->tmp, *slot);
-		if (!ws_join((*slot)->changes >= WIDEN_AFTER ? e : NULL,
+		if (!ws_join((*slot)->changes >= WIDEN_AFTER ? e : NULL, e,
 			     &e->tmp, w))
 			return 0;
 		s = ss_make(e, &e->tmp, *slot, &err);
@@ -2122,7 +2227,9 @@ static void combine(struct env *e, struct actx *c, struct wstate *out)
 		if (ret->flags & ST_PKT_CHANGED)
 			demote_pkt(q);
 		/* Values the callee's instructions made again. */
-		if ((pkt_tracked(q) && q->id) ||
+		/* (An id a join made, above len, no instruction makes
+		 * again.) */
+		if ((pkt_tracked(q) && q->id && q->id <= e->len) ||
 		    q->type == PTR_MAP_VALUE_OR_NULL) {
 			k = sub_of(e, q->id - 1);
 			if (e->reach[c->sub][k / 64] >> (k % 64) & 1)
@@ -2626,6 +2733,7 @@ int uxdp_bpf_prepare(struct uxdp_bpf_build *b)
 	e->b = b;
 	e->insns = b->insns;
 	e->len = b->len;
+	e->next_id = b->len + 1;
 	e->iflags = calloc(e->len, sizeof(*e->iflags));
 	e->insn_sub = calloc(e->len, sizeof(*e->insn_sub));
 	e->insn_blk = calloc(e->len, sizeof(*e->insn_blk));
