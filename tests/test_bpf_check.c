@@ -223,6 +223,16 @@ struct tcase {
 
 #define C(a, p, c, b)	{ a, p, c, b }
 
+/* for (i = 0; i < 16 && data + i + 1 <= data_end; i++) r0 += data[i + @o];
+ * returns i (insn 9 is the load). */
+#define PKT_LOOP(o)							\
+	CTX_END(2), CTX_DATA(1), MOV64_IMM(3, 0), MOV64_IMM(0, 0),	\
+	MOV64_REG(4, 1), ALU64_REG(BPF_ADD, 4, 3), MOV64_REG(5, 4),	\
+	ALU64_IMM(BPF_ADD, 5, 1), JMP_REG(BPF_JGT, 5, 2, 4),		\
+	LDX(BPF_B, 4, 4, o), ALU64_REG(BPF_ADD, 0, 4),			\
+	ALU64_IMM(BPF_ADD, 3, 1), JMP_IMM(BPF_JNE, 3, 16, -9),		\
+	MOV64_REG(0, 3), EXIT
+
 static const struct tcase cases[] = {
 	/* ---- accepted: the usual XDP patterns ---- */
 	{
@@ -279,21 +289,7 @@ static const struct tcase cases[] = {
 		 * "data + i + 1 <= data_end" gives reaches data[i]. */
 		"a loop over the packet, data + i checked each pass: proven",
 		{
-			CTX_END(2),
-			CTX_DATA(1),
-			MOV64_IMM(3, 0),
-			MOV64_IMM(0, 0),
-			MOV64_REG(4, 1),
-			ALU64_REG(BPF_ADD, 4, 3),
-			MOV64_REG(5, 4),
-			ALU64_IMM(BPF_ADD, 5, 1),
-			JMP_REG(BPF_JGT, 5, 2, 4),
-			LDX(BPF_B, 4, 4, 0),
-			ALU64_REG(BPF_ADD, 0, 4),
-			ALU64_IMM(BPF_ADD, 3, 1),
-			JMP_IMM(BPF_JNE, 3, 16, -9),
-			MOV64_REG(0, 3),
-			EXIT,
+			PKT_LOOP(0),
 		},
 		ACCEPT, NULL, C(3, 3, 0, 1),
 		.runs = { RUN(64, -1, 0, 0, 16), RUN(5, -1, 0, 0, 5),
@@ -304,21 +300,7 @@ static const struct tcase cases[] = {
 		 * check: checked, and it faults at the packet's end. */
 		"a loop reading data[i + 1] below data + i + 1 <= end: checked",
 		{
-			CTX_END(2),
-			CTX_DATA(1),
-			MOV64_IMM(3, 0),
-			MOV64_IMM(0, 0),
-			MOV64_REG(4, 1),
-			ALU64_REG(BPF_ADD, 4, 3),
-			MOV64_REG(5, 4),
-			ALU64_IMM(BPF_ADD, 5, 1),
-			JMP_REG(BPF_JGT, 5, 2, 4),
-			LDX(BPF_B, 4, 4, 1),
-			ALU64_REG(BPF_ADD, 0, 4),
-			ALU64_IMM(BPF_ADD, 3, 1),
-			JMP_IMM(BPF_JNE, 3, 16, -9),
-			MOV64_REG(0, 3),
-			EXIT,
+			PKT_LOOP(1),
 		},
 		ACCEPT, NULL, C(3, 2, 1, 1),
 		.runs = { RUN(64, -1, 0, 0, 16), FAULT(5, -1, 0, 0, MEM, 9) },
