@@ -12,6 +12,8 @@
 
 #include <pthread.h>
 
+#include <uxdp/driver.h>
+
 #include "t_bpf.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -901,6 +903,18 @@ static void test_helper_cur(void **state)
 	uxdp_bpf_raw_free(code);
 }
 
+/* thread: this thread's index (uxdp_thread_index()). */
+static void test_thread_row(void **state)
+{
+	struct uxdp_bpf_code *code = code_of("mov %r5, 7\nthread %r5\n"
+					     "mov %r0, %r5\nexit");
+	struct uxdp_bpf_run run;
+
+	(void)state;
+	assert_int_equal(run_code(code, &run, 0, 0), uxdp_thread_index());
+	uxdp_bpf_raw_free(code);
+}
+
 /*
  * Atomics are atomic: two threads adding to the same counters lose
  * nothing (a plain add loses some at once on two cores).
@@ -1578,6 +1592,7 @@ int main(void)
 		cmocka_unit_test(test_bad_opcode),
 		cmocka_unit_test(test_helper_cur),
 		cmocka_unit_test(test_atomic_threads),
+		cmocka_unit_test(test_thread_row),
 		cmocka_unit_test(test_every_row_ran),
 		cmocka_unit_test(test_asm_round_trip),
 		cmocka_unit_test(test_asm_spellings),

@@ -18,8 +18,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
+#include <uxdp/driver.h>
 #include <uxdp/uxdp.h>
 
 #include "../src/bpf/bpf_internal.h"
@@ -460,7 +462,8 @@ static void alu_rows(bool x)
 
 		if (cls != BPF_ALU && cls != BPF_ALU64)
 			continue;
-		if (op == BPF_END || (BPF_SRC(code) == BPF_X) != x)
+		if (op == BPF_END || (BPF_SRC(code) == BPF_X) != x ||
+		    code == UXDP_BPF_OP_THREAD)
 			continue;
 		if (op == BPF_NEG && x)
 			continue;
@@ -1681,6 +1684,87 @@ static void test_check_align(void **state)
 	}
 }
 
+/*
+ * thread: the running thread's index, as uxdp_thread_index() gives it, in
+ * every eBPF register, from both engines; first in a thread that has no
+ * index yet (the JIT's slow path gives it one), then again (the inline
+ * read), and the other registers come through the slow path's call.
+ */
+struct thread_arg {
+	struct uxdp_bpf_code *code;
+	struct uxdp_bpf_jit *jit;
+	uint64_t got[2][2];	/* [run][engine] */
+	uint64_t mem[10];
+	uint32_t want;
+};
+
+static void *thread_main(void *arg)
+{
+	struct thread_arg *t = arg;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		struct uxdp_bpf_run run = { .code = t->code,
+					    .mem = (uint8_t *)t->mem,
+					    .mem_len = sizeof(t->mem) };
+
+		t->got[k][0] = uxdp_bpf_jit_run(t->jit, &run,
+						(uintptr_t)t->mem,
+						sizeof(t->mem));
+		run = (struct uxdp_bpf_run){ .code = t->code,
+					     .mem = (uint8_t *)t->mem,
+					     .mem_len = sizeof(t->mem) };
+		t->got[k][1] = uxdp_bpf_interp_run(&run, (uintptr_t)t->mem,
+						   sizeof(t->mem));
+	}
+	t->want = uxdp_thread_index();
+	return NULL;
+}
+
+static void test_thread(void **state)
+{
+	struct uxdp_bpf_code c;
+	struct thread_arg t[3];
+	pthread_t th[3];
+	struct tp p = { 0 };
+	int d, r, k, e;
+
+	(void)state;
+	for (d = 0; d <= 9; d++) {
+		A(&p, MOV64_X(6, 1));
+		tp_begin_dump(&p);
+		for (r = 0; r <= 9; r++)
+			if (r != d && r != 6)
+				A(&p, MOV64_K(r, 900 + r));
+		A(&p, I(UXDP_BPF_OP_THREAD, d, 0, 0, 0));
+		tp_end_dump(&p);
+		A(&p, LDX(BPF_DW, 0, 6, 8 * d), EXIT);
+		c = t_code(&p);
+		for (k = 0; k < 3; k++) {
+			memset(&t[k], 0, sizeof(t[k]));
+			t[k].code = &c;
+			t[k].jit = t_compile(&c);
+			assert_int_equal(pthread_create(&th[k], NULL,
+							thread_main, &t[k]), 0);
+			/* one after the other: each a new index */
+			assert_int_equal(pthread_join(th[k], NULL), 0);
+			for (r = 0; r < 2; r++)
+				for (e = 0; e < 2; e++)
+					assert_int_equal(t[k].got[r][e],
+							 t[k].want);
+			for (r = 0; r <= 9; r++)
+				if (r != d && r != 6)
+					assert_int_equal(t[k].mem[r], 900 + r);
+			uxdp_bpf_jit_free(t[k].jit);
+		}
+		tp_free(&p);
+	}
+	/* The thread that ran here: its own index. */
+	A(&p, I(UXDP_BPF_OP_THREAD, 0, 0, 0, 0), EXIT);
+	assert_int_equal(t_run(&p, NULL, 0).r0, uxdp_thread_index());
+	tp_free(&p);
+}
+
 /* A region: a write to a read-only one faults, a read does not; ANY
  * reaches a writable region and refuses a read-only one for a write. */
 static void test_check_regions(void **state)
@@ -2435,6 +2519,7 @@ int main(void)
 		cmocka_unit_test(test_ldx_st_stx),
 		cmocka_unit_test(test_atomics),
 		cmocka_unit_test(test_check_align),
+		cmocka_unit_test(test_thread),
 		cmocka_unit_test(test_jump_rel8_edges),
 		cmocka_unit_test(test_jump_convergence),
 		cmocka_unit_test(test_jump_padded),

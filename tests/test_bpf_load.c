@@ -1015,11 +1015,23 @@ static void test_gen_lookup(void **state)
 	assert_int_equal(insn[4].code, BPF_ALU64 | BPF_MUL | BPF_K);
 	assert_int_equal(insn[4].imm, 24);	/* 20 rounded up to 8 */
 	uxdp_bpf_map_free(m);
-	/* Per-CPU arrays are called. */
-	m = uxdp_bpf_map_new("p", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1, 0);
+	/* Per-CPU arrays: then this thread's block. */
+	m = uxdp_bpf_map_new("p", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 20, 3, 0);
 	assert_int_equal(uxdp_bpf_map_create(m), 0);
 	uxdp_bpf_map_build(m, &bm);
-	assert_int_equal(uxdp_bpf_map_gen_lookup(&bm, insn), 0);
+	n = uxdp_bpf_map_gen_lookup(&bm, insn);
+	assert_int_equal(n, 11);
+	base = (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32;
+	assert_int_equal(base, (uintptr_t)m->values);
+	assert_int_equal(insn[3].code, BPF_JMP | BPF_JGE | BPF_K);
+	assert_int_equal(insn[3].imm, 3);
+	assert_int_equal(insn[3].off, 6);	/* to mov r0, 0 */
+	assert_int_equal(insn[4].code, BPF_ALU64 | BPF_MUL | BPF_K);
+	assert_int_equal(insn[4].imm, 24);
+	assert_int_equal(insn[6].code, UXDP_BPF_OP_THREAD);
+	assert_int_equal(insn[7].code, BPF_ALU64 | BPF_LSH | BPF_K);
+	assert_int_equal(insn[7].imm, 7);	/* 72 bytes, in whole lines */
+	assert_int_equal(insn[10].code, BPF_ALU64 | BPF_MOV | BPF_K);
 	uxdp_bpf_map_free(m);
 }
 

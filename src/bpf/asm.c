@@ -579,6 +579,9 @@ static int asm_insn(struct asm_state *st, const char *mn, char **op, int nop)
 		      get_imm(st, op[3], &in[0].imm);
 		if (!err && off)
 			err = asm_err(st, "%s takes no offset", mn);
+	} else if (m.code == UXDP_BPF_OP_THREAD) {
+		WANT(1);
+		err = get_reg(st, op[0], &dst);
 	} else if (m.code == (BPF_JMP | BPF_EXIT) ||
 		   uxdp_bpf_ops[m.code].group == UXDP_BPF_G_INTERNAL) {
 		WANT(0);

@@ -161,6 +161,11 @@ enum uxdp_bpf_mem_kind {
 	UXDP_BPF_MEM_ANY,	/* any of the above (provenance unknown) */
 };
 
+/* thread: dst = the running thread's index, 0..UXDP_BPF_NR_CPUS-1 (what a
+ * per-CPU map calls the CPU: xdp_thread_index()). In the inline lookup of
+ * a PERCPU_ARRAY, as the kernel's BPF_MOV64_PERCPU_REG in its own. */
+#define UXDP_BPF_OP_THREAD	0xe7
+
 /* budget: one back edge taken; when the run's budget is spent it ends
  * (fault BUDGET). Before every backward jump. */
 #define UXDP_BPF_OP_BUDGET	0xe6
@@ -514,6 +519,10 @@ struct uxdp_bpf_aux {
 #define UXDP_BPF_AUX_BACK	(1U << 3)	/* a backward jump */
 #define UXDP_BPF_AUX_ALIGN	(1U << 4)	/* an atomic not proven aligned:
 						 * checked (CHECK_ALIGN) */
+/* A bpf_map_lookup_elem() of one map in every state (its index in
+ * region): fixup.c puts the map family's inline lookup in its place. */
+#define UXDP_BPF_AUX_LOOKUP	(1U << 5)
+#define UXDP_BPF_AUX_NOLOOKUP	(1U << 6)	/* of another map too, or none */
 
 struct uxdp_bpf_facts {
 	const struct uxdp_bpf_aux *aux;		/* b->len of them */

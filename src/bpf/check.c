@@ -2181,6 +2181,15 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 	}
 	if (h->ret == UXDP_BPF_RET_VALUE_OR_NULL && map == -1)
 		return internal(e, i, "%s returns a value of no map", name);
+	if (e->decide && id == BPF_FUNC_map_lookup_elem) {
+		struct uxdp_bpf_aux *x = &e->aux[i];
+
+		if (map < 0 || ((x->flags & UXDP_BPF_AUX_LOOKUP) &&
+				x->region != (uint16_t)map))
+			x->flags |= UXDP_BPF_AUX_NOLOOKUP;
+		x->flags |= UXDP_BPF_AUX_LOOKUP;
+		x->region = map < 0 ? 0 : (uint16_t)map;
+	}
 	if (h->ret == UXDP_BPF_RET_VALUE_OR_NULL && map >= 0) {
 		demote_id(w, i + 1);
 		w->regs[0] = ptr(PTR_MAP_VALUE_OR_NULL, 0);

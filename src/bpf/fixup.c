@@ -8,6 +8,9 @@
  *	lddw map, map value	-> the host address (src 0)
  *	call helper id		-> call slot (an index into code->helpers)
  *	call bpf_tail_call	-> tail_call
+ *	call map_lookup_elem	-> the map family's lookup as instructions,
+ *				   where it has one (arrays) and the map is
+ *				   one and the same in every state
  *	an unproven access	-> check, then the access
  *	a backward jump		-> budget, then the jump
  *
@@ -19,6 +22,7 @@
 #include "../internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "bpf_internal.h"
 
@@ -128,6 +132,18 @@ static bool needs_check(const struct uxdp_bpf_aux *x)
 	       (x->kind || (x->flags & UXDP_BPF_AUX_ALIGN));
 }
 
+/* How many instructions the map family's inline lookup takes in place of
+ * the call at @x (0: none, the call stays), written to @out. */
+static uint32_t inline_lookup(const struct uxdp_bpf_build *b,
+			      const struct uxdp_bpf_aux *x,
+			      struct bpf_insn *out)
+{
+	if ((x->flags & (UXDP_BPF_AUX_LOOKUP | UXDP_BPF_AUX_NOLOOKUP)) !=
+	    UXDP_BPF_AUX_LOOKUP || x->region >= b->nmaps)
+		return 0;
+	return uxdp_bpf_map_gen_lookup(&b->maps[x->region], out);
+}
+
 /* The check guarding the access at @in. */
 static struct bpf_insn check_insn(const struct bpf_insn *in,
 				  const struct uxdp_bpf_aux *x)
@@ -204,7 +220,8 @@ static int retarget(const struct uxdp_bpf_build *b, const uint32_t *start,
 int uxdp_bpf_fixup(struct uxdp_bpf_build *b, const struct uxdp_bpf_facts *f)
 {
 	const struct uxdp_bpf_aux *aux = f->aux;
-	uint32_t *start, *pos, i, n = 0, m, hcap = 0;
+	struct bpf_insn gen[UXDP_BPF_GEN_LOOKUP_MAX];
+	uint32_t *start, *pos, i, n = 0, m, hcap = 0, gl;
 	struct uxdp_bpf_code *code;
 	int ret = -ENOMEM;
 
@@ -220,7 +237,9 @@ int uxdp_bpf_fixup(struct uxdp_bpf_build *b, const struct uxdp_bpf_facts *f)
 			n++;
 		if (aux[i].flags & UXDP_BPF_AUX_BACK)
 			n++;
-		pos[i] = n++;
+		pos[i] = n;
+		gl = inline_lookup(b, &aux[i], gen);
+		n += gl ? gl : 1;
 		if (is_lddw(&b->insns[i])) {
 			i++;
 			start[i] = pos[i] = n++;
@@ -264,6 +283,14 @@ int uxdp_bpf_fixup(struct uxdp_bpf_build *b, const struct uxdp_bpf_facts *f)
 			};
 		for (k = start[i]; k <= pos[i]; k++)
 			code->orig_idx[k] = i;
+		gl = inline_lookup(b, &aux[i], gen);
+		if (gl) {
+			/* (Its jumps stay inside it or land on the next.) */
+			memcpy(&code->insns[pos[i]], gen, gl * sizeof(*gen));
+			for (k = pos[i]; k < pos[i] + gl; k++)
+				code->orig_idx[k] = i;
+			continue;
+		}
 		ret = rewrite(b, &aux[i], i, &code->insns[pos[i]], code, &hcap);
 		if (ret)
 			goto out;

@@ -205,7 +205,7 @@ int uxdp_bpf_insn_str(const struct bpf_insn *in, char *buf, size_t len)
 		if (INSN_OP(code) == BPF_END)
 			return snprintf(buf, len, "%s%d %%r%u", mn, in->imm,
 					in->dst_reg);
-		if (INSN_OP(code) == BPF_NEG)
+		if (INSN_OP(code) == BPF_NEG || code == UXDP_BPF_OP_THREAD)
 			return snprintf(buf, len, "%s %%r%u", mn, in->dst_reg);
 		if ((INSN_OP(code) == BPF_DIV || INSN_OP(code) == BPF_MOD) &&
 		    in->off == 1)

@@ -196,6 +196,7 @@
 	X(0xf9, "ldx_ctx", INTERNAL, UXDP_BPF_F_SRC | UXDP_BPF_F_IMM)	\
 	X(0xf6, "check", INTERNAL, UXDP_BPF_F_IMM)			\
 	X(0xe6, "budget", INTERNAL, UXDP_BPF_F_NODST)			\
-	X(0xf5, "tail_call", INTERNAL, UXDP_BPF_F_NODST)
+	X(0xf5, "tail_call", INTERNAL, UXDP_BPF_F_NODST)		\
+	X(0xe7, "thread", INTERNAL, 0)
 
 #endif /* UXDP_BPF_INSN_TABLE_H */

@@ -23,6 +23,7 @@
 #include "../internal.h"
 
 #include "bpf_internal.h"
+#include "../xdp/xdp_internal.h"
 
 #define INSN_CLASS(c)	((c) & 0x07)
 #define INSN_SIZE(c)	((c) & 0x18)
@@ -324,6 +325,10 @@ op_##c:									\
 	}								\
 	if ((c) == UXDP_BPF_OP_CHECK)					\
 		goto do_check;						\
+	if ((c) == UXDP_BPF_OP_THREAD) {				\
+		DST = xdp_thread_index() % UXDP_BPF_NR_CPUS;		\
+		CONT;							\
+	}								\
 	if ((c) == UXDP_BPF_OP_BUDGET)					\
 		goto do_budget;						\
 	if ((c) == UXDP_BPF_OP_TAIL_CALL)				\

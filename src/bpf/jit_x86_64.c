@@ -62,9 +62,11 @@
 #include <stdlib.h>
 
 #include "bpf_internal.h"
+#include "../xdp/xdp_internal.h"
 
 #if defined(__x86_64__)
 
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -1289,6 +1291,69 @@ static void emit_c_call_end(struct jit *j, const void *fn)
 	emit_pop(j, RAX);
 }
 
+/* thread's slow path: a thread that has no index yet gets one. */
+static uint64_t jit_thread_index(void)
+{
+	return xdp_thread_index();
+}
+
+/*
+ * The offset of uxdp_tls_cpu from the thread pointer (%fs:0). The variable
+ * is initial-exec: it lies in the static TLS block, at one offset from
+ * every thread's pointer, so the code can read it as %fs:offset.
+ */
+static int64_t tls_cpu_offset(void)
+{
+	uintptr_t tp;
+
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	return (int64_t)((uintptr_t)&uxdp_tls_cpu - tp);
+}
+
+/*
+ * thread (bpf_internal.h): xdp_thread_index() % UXDP_BPF_NR_CPUS inline.
+ *
+ *	mov	r11, fs:[&uxdp_tls_cpu]
+ *	test	r11, r11
+ *	jz	1f
+ *	mov	r11d, [r11 + id]
+ *	jmp	2f
+ * 1:	(the registers saved) call jit_thread_index; r11 = rax
+ * 2:	and	r11d, NR_CPUS - 1
+ *	mov	dst, r11
+ */
+static int emit_thread(struct jit *j, const struct bpf_insn *in,
+		       const char **why)
+{
+	int64_t off = tls_cpu_offset();
+	uint32_t slow, done;
+
+	_Static_assert((UXDP_BPF_NR_CPUS & (UXDP_BPF_NR_CPUS - 1)) == 0,
+		       "the thread's index is masked");
+	if (!is_simm32(off)) {
+		*why = "thread-local storage out of a 32-bit reach";
+		return -1;
+	}
+	emit1(j, 0x64);					/* fs: */
+	emit1(j, 0x4c);					/* REX.W R */
+	emit1(j, 0x8b);
+	emit1(j, (uint8_t)((AUX & 7) << 3 | 4));	/* [disp32] */
+	emit1(j, 0x25);
+	emit4(j, (uint32_t)off);
+	emit_rr(j, X_W, 0x85, AUX, AUX);
+	slow = emit_fwd8(j, CC_E);
+	emit_rm(j, 0, 0x8b, AUX, AUX,
+		(int32_t)offsetof(struct uxdp_xdp_cpu, id));
+	done = emit_fwd8(j, CC_JMP);
+	patch8(j, slow);
+	emit_c_call_begin(j);
+	emit_c_call_end(j, (const void *)jit_thread_index);
+	patch8(j, done);
+	emit_alu_imm(j, 0, 4, AUX, UXDP_BPF_NR_CPUS - 1);	/* and */
+	emit_mov64(j, reg_map[in->dst_reg], AUX);
+	return 0;
+}
+
 static void emit_ldx_ctx(struct jit *j, const struct bpf_insn *in)
 {
 	int dst = reg_map[in->dst_reg], src = reg_map[in->src_reg];
@@ -1470,6 +1535,8 @@ static int emit_insn(struct jit *j, uint32_t i, uint32_t *slots,
 		return 0;
 	case UXDP_BPF_OP_CHECK:
 		return emit_check(j, in, why);
+	case UXDP_BPF_OP_THREAD:
+		return emit_thread(j, in, why);
 	case UXDP_BPF_OP_BUDGET:
 		emit_budget(j);
 		return 0;

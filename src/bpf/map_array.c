@@ -304,28 +304,32 @@ static long percpu_array_map_update_elem(struct uxdp_bpf_map *m,
 	return 0;
 }
 
+/* r@reg *= @k: lsh when @k is a power of two. */
+static struct bpf_insn mul_k(uint8_t reg, uint64_t k)
+{
+	if (is_pow2_u64(k))
+		return (struct bpf_insn){ .code = BPF_ALU64 | BPF_LSH | BPF_K,
+					  .dst_reg = reg,
+					  .imm = __builtin_ctzll(k) };
+	return (struct bpf_insn){ .code = BPF_ALU64 | BPF_MUL | BPF_K,
+				  .dst_reg = reg, .imm = (int32_t)k };
+}
+
 /*
- * array_map_lookup_elem() as instructions (the kernel's
- * array_map_gen_lookup), the value area's address a constant:
+ * The lookups' common part: r0 = values + key * elem_size, or a jump of
+ * @skip + 1 to the end's "mov r0, 0" when the key is out of range.
  *
  *	lddw	r1, values
  *	ldxw	r0, [r2+0]
- *	jge	r0, max_entries, +3
+ *	jge	r0, max_entries, +skip
  *	mul	r0, elem_size		(lsh when a power of two)
  *	add	r0, r1
- *	ja	+1
- *	mov	r0, 0
  */
-static uint32_t array_map_gen_lookup(const struct uxdp_bpf_map *m,
-				     struct bpf_insn *insn)
+static struct bpf_insn *gen_elem(const struct uxdp_bpf_map *m,
+				 struct bpf_insn *i, int16_t skip)
 {
-	uint32_t elem = to_array(m)->elem_size;
 	uint64_t base = (uint64_t)(uintptr_t)m->values;
-	struct bpf_insn *i = insn;
 
-	/* jge's immediate is signed 32-bit. */
-	if (m->max_entries > INT32_MAX)
-		return 0;
 	*i++ = (struct bpf_insn){ .code = BPF_LD | BPF_DW | BPF_IMM,
 				  .dst_reg = BPF_REG_1,
 				  .imm = (int32_t)(uint32_t)base };
@@ -333,22 +337,62 @@ static uint32_t array_map_gen_lookup(const struct uxdp_bpf_map *m,
 	*i++ = (struct bpf_insn){ .code = BPF_LDX | BPF_W | BPF_MEM,
 				  .dst_reg = BPF_REG_0, .src_reg = BPF_REG_2 };
 	*i++ = (struct bpf_insn){ .code = BPF_JMP | BPF_JGE | BPF_K,
-				  .dst_reg = BPF_REG_0, .off = 3,
+				  .dst_reg = BPF_REG_0, .off = skip,
 				  .imm = (int32_t)m->max_entries };
-	if (is_pow2_u64(elem))
-		*i++ = (struct bpf_insn){ .code = BPF_ALU64 | BPF_LSH | BPF_K,
-					  .dst_reg = BPF_REG_0,
-					  .imm = __builtin_ctz(elem) };
-	else
-		*i++ = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MUL | BPF_K,
-					  .dst_reg = BPF_REG_0,
-					  .imm = (int32_t)elem };
+	*i++ = mul_k(BPF_REG_0, to_array(m)->elem_size);
 	*i++ = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_X,
 				  .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1 };
+	return i;
+}
+
+/* The end: "ja +1; mov r0, 0" (an out-of-range key's NULL); the count. */
+static uint32_t gen_end(struct bpf_insn *insn, struct bpf_insn *i)
+{
 	*i++ = (struct bpf_insn){ .code = BPF_JMP | BPF_JA, .off = 1 };
 	*i++ = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
 				  .dst_reg = BPF_REG_0 };
 	return (uint32_t)(i - insn);
+}
+
+/* array_map_lookup_elem() as instructions (the kernel's
+ * array_map_gen_lookup), the value area's address a constant: the common
+ * part (jge +3), then the end. */
+static uint32_t array_map_gen_lookup(const struct uxdp_bpf_map *m,
+				     struct bpf_insn *insn)
+{
+	/* jge's immediate is signed 32-bit. */
+	if (m->max_entries > INT32_MAX)
+		return 0;
+	return gen_end(insn, gen_elem(m, insn, 3));
+}
+
+/*
+ * percpu_array_map_lookup_elem() as instructions (the kernel's
+ * percpu_array_map_gen_lookup): the array's element, then this thread's
+ * block of them.
+ *
+ *	(the common part, jge +6)
+ *	thread	r1			(xdp_thread_index())
+ *	mul	r1, cpu_stride		(lsh when a power of two)
+ *	add	r0, r1
+ *	(the end)
+ */
+static uint32_t percpu_array_map_gen_lookup(const struct uxdp_bpf_map *m,
+					    struct bpf_insn *insn)
+{
+	const struct uxdp_bpf_array *a = to_array(m);
+	struct bpf_insn *i;
+
+	/* jge's and mul's immediates are signed 32-bit. */
+	if (m->max_entries > INT32_MAX || a->cpu_stride > INT32_MAX)
+		return 0;
+	i = gen_elem(m, insn, 6);
+	*i++ = (struct bpf_insn){ .code = UXDP_BPF_OP_THREAD,
+				  .dst_reg = BPF_REG_1 };
+	*i++ = mul_k(BPF_REG_1, a->cpu_stride);
+	*i++ = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_X,
+				  .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1 };
+	return gen_end(insn, i);
 }
 
 const struct uxdp_bpf_map_ops uxdp_bpf_array_ops = {
@@ -378,4 +422,5 @@ const struct uxdp_bpf_map_ops uxdp_bpf_percpu_array_ops = {
 	.map_lookup_elem = percpu_array_map_lookup_elem,
 	.map_update_elem = percpu_array_map_update_elem,
 	.map_delete_elem = array_map_delete_elem,
+	.map_gen_lookup = percpu_array_map_gen_lookup,
 };

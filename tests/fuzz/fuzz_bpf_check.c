@@ -472,6 +472,20 @@ static void verify(const struct uxdp_bpf_build *b)
 			continue;
 		} else if ((cls == BPF_JMP || cls == BPF_JMP32) &&
 			   (in->code & 0xf0) != BPF_EXIT &&
+			   in->code != UXDP_BPF_OP_TAIL_CALL &&
+			   old->code == (BPF_JMP | BPF_CALL)) {
+			/* A jump of an inline map lookup (fixup.c): inside
+			 * its expansion, or to the next instruction's. */
+			uint32_t o = c->orig_idx[k];
+
+			t1 = (int64_t)k + 1 + in->off;
+			FZ_CHECK(!old->src_reg && t1 > (int64_t)k &&
+				 t1 <= (int64_t)first[o + 1],
+				 "insn %u (a lookup of orig %u) lands on %lld",
+				 k, o, (long long)t1);
+			continue;
+		} else if ((cls == BPF_JMP || cls == BPF_JMP32) &&
+			   (in->code & 0xf0) != BPF_EXIT &&
 			   in->code != UXDP_BPF_OP_TAIL_CALL) {
 			bool j32 = in->code == (BPF_JMP32 | BPF_JA);
 

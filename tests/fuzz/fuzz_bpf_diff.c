@@ -8,10 +8,11 @@
  *
  * A program is one main function, up to three bpf-to-bpf functions and up
  * to two tail-call targets, each a block of units: an ALU or byte-swap row
- * on any operands, lddw, loads and stores (every size, MEMSX) at offsets
- * inside the memory or the function's 64-byte frame, atomics (aligned),
- * accesses through r8 = base + (scalar & mask) guarded by a check of every
- * kind (out of bounds on purpose: both must fault MEM at the check),
+ * on any operands, lddw, thread, loads and stores (every size, MEMSX) at
+ * offsets inside the memory or the function's 64-byte frame, atomics
+ * (aligned), accesses through r8 = base + (scalar & mask) guarded by a
+ * check of every kind (out of bounds or, for atomics, misaligned on
+ * purpose: both must fault MEM at the check),
  * forward jumps of every conditional row to a later unit of the block,
  * loops (a counter, the budget row before the back edge), helper calls
  * (five arguments; one with UNWIND; one that reads uxdp_bpf_cur), local
@@ -483,7 +484,11 @@ static void gen_block(struct gen *g, unsigned max_units, int loops)
 			gen_end(g);
 			break;
 		case 4:
-			emit_lddw(g, wreg(g), fz_u64(g->f));
+			/* thread (an inline per-CPU lookup's) now and then */
+			if (fz_pick(g->f, 8) == 0)
+				emit(g, I(UXDP_BPF_OP_THREAD, wreg(g), 0, 0, 0));
+			else
+				emit_lddw(g, wreg(g), fz_u64(g->f));
 			break;
 		case 5: case 6:
 			gen_mem(g);
