@@ -233,6 +233,17 @@ struct tcase {
 	ALU64_IMM(BPF_ADD, 3, 1), JMP_IMM(BPF_JNE, 3, 16, -9),		\
 	MOV64_REG(0, 3), EXIT
 
+/* The next header after an optional 4-byte tag: data + 14 or data + 18
+ * as byte 12 says, joined; then "next + 2 <= data_end" and a u16 at
+ * next + @o (insn 14). */
+#define NEXT_HDR(o)							\
+	CTX_DATA(2), CTX_END(3), MOV64_IMM(0, 1), MOV64_REG(4, 2),	\
+	ALU64_IMM(BPF_ADD, 4, 14), JMP_REG(BPF_JGT, 4, 3, 9),		\
+	LDX(BPF_B, 5, 2, 12), MOV64_REG(6, 2), ALU64_IMM(BPF_ADD, 6, 14),	\
+	JMP_IMM(BPF_JNE, 5, 0x81, 1), ALU64_IMM(BPF_ADD, 6, 4),		\
+	MOV64_REG(7, 6), ALU64_IMM(BPF_ADD, 7, 2),			\
+	JMP_REG(BPF_JGT, 7, 3, 1), LDX(BPF_H, 0, 6, o), EXIT
+
 static const struct tcase cases[] = {
 	/* ---- accepted: the usual XDP patterns ---- */
 	{
@@ -304,6 +315,22 @@ static const struct tcase cases[] = {
 		},
 		ACCEPT, NULL, C(3, 2, 1, 1),
 		.runs = { RUN(64, -1, 0, 0, 16), FAULT(5, -1, 0, 0, MEM, 9) },
+	},
+	{
+		/* data + 14 and data + 18 join into a pointer of its own:
+		 * the check of it that follows proves the read. */
+		"a next-header pointer at two offsets, checked after the join",
+		{ NEXT_HDR(0) },
+		ACCEPT, NULL, C(4, 4, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x0045), RUN(64, 12, 0x81, 0, 0x0100),
+			  RUN(15, -1, 0, 0, 1) },
+	},
+	{
+		"the same, read two bytes past what the check gives: checked",
+		{ NEXT_HDR(2) },
+		ACCEPT, NULL, C(4, 3, 1, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x3200), FAULT(16, -1, 0, 0, MEM, 14),
+			  FAULT(20, 12, 0x81, 0, MEM, 14) },
 	},
 	{
 		"a packet load with no data_end check: checked",

@@ -1011,102 +1011,144 @@ static void ss_free(struct env *e, struct sstate *s)
 }
 
 /*
- * Packet ids across a join. A packet pointer's id names its base (data, or
- * data plus what a variable add gave it); two states name their bases each
- * in their own way, so a register of id 0 (data) on a loop's first pass is
- * of id 8 (data + i) on the next. The join pairs the ids register by
- * register: every register (and slot) of the pair (d's id, s's id) had one
- * base in d and one in s, so they share one id after it and keep their
- * ranges (the least of both). A pair keeps d's id when no other pair has
- * that id in d and that id is not 0, or when it is the pair of an id with
- * itself; else it takes a new one, above the program's length, which no
- * instruction makes (theirs are index + 1). Widening
- * makes no new ids: the other pairs end untracked, so the loop ends.
+ * Packet pointers across a join. A packet pointer is a base (its id: data,
+ * or data plus what a variable add gave it) plus a constant off, with
+ * [base, base + range) known to lie in the packet. Two states name their
+ * bases each in their own way (a loop's first pass has data + i as data
+ * itself, id 0; the next ones as the add's id), and a header parser's
+ * "next header" pointer is data + 18 on one path and data + 22 on another.
+ * The join groups the registers (and slots) by what they are in both
+ * states: (d's id, d's off, s's id, s's off). Registers of one group had
+ * one value in d and one in s, so they share an id after the join:
+ *
+ * - d's id and off, ranges the least of both, when the group is an id
+ *   with itself at one off, or when every group of that id in d is of one
+ *   id of s's at equal offs (a renaming; never for id 0, data itself,
+ *   which assume() relies on);
+ * - else the pointer is a base of its own (off 0): d's id when d's is
+ *   already one a join made and no other group has it, else a new id
+ *   above the program's length (no instruction makes those); its range is
+ *   the bytes both states know lie after it (range - off, the least).
+ *
+ * Widening makes no new ids (those groups end untracked), so loops end.
  */
-#define JOIN_PAIRS	32
+#define JOIN_GROUPS	32
 
-struct id_pair {
+struct pkt_group {
 	uint8_t type;
-	uint32_t did, sid, rid;
+	int32_t doff, soff;
+	uint32_t did, sid;
+	uint32_t rid, range;	/* the joined pointer: rid + roff */
+	int32_t roff;
+	bool ok;
 };
 
-static bool id_pairable(const struct reg *d, const struct reg *s)
+static bool groupable(const struct reg *d, const struct reg *s)
 {
 	return pkt_tracked(d) && pkt_tracked(s) && d->type == s->type &&
-	       d->off == s->off;
+	       d->off >= 0 && s->off >= 0;
 }
 
-static struct id_pair *pair_of(struct id_pair *p, uint32_t n,
-			       const struct reg *d, const struct reg *s)
+static struct pkt_group *group_of(struct pkt_group *g, uint32_t n,
+				  const struct reg *d, const struct reg *s)
 {
 	uint32_t k;
 
 	for (k = 0; k < n; k++)
-		if (p[k].type == d->type && p[k].did == d->id &&
-		    p[k].sid == s->id)
-			return &p[k];
+		if (g[k].type == d->type && g[k].did == d->id &&
+		    g[k].doff == d->off && g[k].sid == s->id &&
+		    g[k].soff == s->off)
+			return &g[k];
 	return NULL;
 }
 
-static void pair_add(struct id_pair *p, uint32_t *n, const struct reg *d,
-		     const struct reg *s)
+static void group_add(struct pkt_group *g, uint32_t *n, const struct reg *d,
+		      const struct reg *s)
 {
-	if (!id_pairable(d, s) || pair_of(p, *n, d, s) || *n == JOIN_PAIRS)
+	if (!groupable(d, s) || group_of(g, *n, d, s) || *n == JOIN_GROUPS)
 		return;
-	p[(*n)++] = (struct id_pair){ d->type, d->id, s->id, ID_NONE };
+	g[(*n)++] = (struct pkt_group){
+		.type = d->type, .did = d->id, .doff = d->off,
+		.sid = s->id, .soff = s->off,
+	};
 }
 
-static uint32_t pairs_make(struct env *ids, bool widen, struct id_pair *p,
-			   const struct wstate *d, const struct wstate *s)
+/* The bytes @r is known to have after it. */
+static uint32_t after(const struct reg *r, int32_t off)
+{
+	return r->range > (uint32_t)off ? r->range - (uint32_t)off : 0;
+}
+
+static uint32_t groups_make(struct env *ids, bool widen, struct pkt_group *g,
+			    const struct wstate *d, const struct wstate *s)
 {
 	uint32_t n = 0, k, q, f;
 	uint64_t m;
 
 	for (k = 0; k < NREGS; k++)
-		pair_add(p, &n, &d->regs[k], &s->regs[k]);
+		group_add(g, &n, &d->regs[k], &s->regs[k]);
 	for (f = 0; f <= d->depth; f++)
 		for (m = d->spilled[f] & s->spilled[f]; m; m &= m - 1) {
 			uint32_t at = (uint32_t)__builtin_ctzll(m);
 
-			pair_add(p, &n, &d->slot[f][at], &s->slot[f][at]);
+			group_add(g, &n, &d->slot[f][at], &s->slot[f][at]);
 		}
 	for (k = 0; k < n; k++) {
-		bool alone = true;
+		struct pkt_group *x = &g[k];
+		bool alone = true, same = true;
 
-		for (q = 0; q < n; q++)
-			if (q != k && p[q].type == p[k].type &&
-			    p[q].did == p[k].did)
-				alone = false;
-		/* Id 0 is data itself (assume() relies on it): only its
-		 * pair with itself keeps it. */
-		if (p[k].did == p[k].sid || (alone && p[k].did))
-			p[k].rid = p[k].did;
-		else if (!widen && ids->next_id < ID_NONE - 1)
-			p[k].rid = ids->next_id++;
+		/* same: every group of d's id is of one id of s's, at the
+		 * same offs (the bases are renamed, nothing else). */
+		for (q = 0; q < n; q++) {
+			if (q == k || g[q].type != x->type || g[q].did != x->did)
+				continue;
+			alone = false;
+			same &= g[q].sid == x->sid && g[q].doff == g[q].soff;
+		}
+		same &= x->doff == x->soff;
+		if ((x->did == x->sid && x->doff == x->soff) ||
+		    (same && x->did)) {
+			x->rid = x->did;
+			x->roff = x->doff;
+			x->ok = true;
+			continue;
+		}
+		/* A base of its own. */
+		x->roff = 0;
+		if (alone && x->did > ids->len && !x->doff) {
+			x->rid = x->did;
+			x->ok = true;
+		} else if (!widen && ids->next_id < ID_NONE - 1) {
+			x->rid = ids->next_id++;
+			x->ok = true;
+		}
 	}
 	return n;
 }
 
-/* @d, @s at one place, their ids as the join gives them. */
-static bool reg_join_ids(const struct env *e, struct id_pair *p, uint32_t n,
+/* @d join @s at one place, as its group says. */
+static bool reg_join_pkt(const struct env *e, struct pkt_group *g, uint32_t n,
 			 struct reg *d, const struct reg *s)
 {
-	struct id_pair *x;
-	struct reg t;
+	struct pkt_group *x;
+	struct reg r;
 
-	if (!id_pairable(d, s) || d->id == s->id)
+	if (!groupable(d, s))
 		return reg_join(e, d, s);
-	x = pair_of(p, n, d, s);
-	t = *s;
-	if (!x || x->rid == ID_NONE) {
-		t.id = ID_NONE;		/* untracked: not the same base */
-		return reg_join(e, d, &t);
+	x = group_of(g, n, d, s);
+	r = *d;
+	if (!x || !x->ok) {
+		r = pkt_untracked(d->type);
+	} else if (x->rid == d->id && x->roff == d->off && d->off == s->off) {
+		r.range = MIN(d->range, s->range);
+	} else {
+		r.id = x->rid;
+		r.off = x->roff;
+		r.range = MIN(after(d, d->off), after(s, s->off));
 	}
-	t.id = x->rid;
-	if (d->id == x->rid)
-		return reg_join(e, d, &t);
-	d->id = x->rid;
-	reg_join(e, d, &t);
+	if (reg_eq(d, &r))
+		return false;
+	*d = r;
 	return true;
 }
 
@@ -1114,13 +1156,13 @@ static bool reg_join_ids(const struct env *e, struct id_pair *p, uint32_t n,
 static bool ws_join(const struct env *e, struct env *ids, struct wstate *d,
 		    const struct wstate *s)
 {
-	struct id_pair pairs[JOIN_PAIRS];
+	struct pkt_group groups[JOIN_GROUPS];
 	bool changed = false;
-	uint32_t r, f, np;
+	uint32_t r, f, ng;
 
-	np = pairs_make(ids, e != NULL, pairs, d, s);
+	ng = groups_make(ids, e != NULL, groups, d, s);
 	for (r = 0; r < NREGS; r++)
-		changed |= reg_join_ids(e, pairs, np, &d->regs[r],
+		changed |= reg_join_pkt(e, groups, ng, &d->regs[r],
 					&s->regs[r]);
 	if ((d->flags | s->flags) != d->flags) {
 		d->flags |= s->flags;
@@ -1135,7 +1177,7 @@ static bool ws_join(const struct env *e, struct env *ids, struct wstate *d,
 		for (m = both; m; m &= m - 1) {
 			uint32_t n = (uint32_t)__builtin_ctzll(m);
 
-			changed |= reg_join_ids(e, pairs, np, &d->slot[f][n],
+			changed |= reg_join_pkt(e, groups, ng, &d->slot[f][n],
 						&s->slot[f][n]);
 		}
 	}
