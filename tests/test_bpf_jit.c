@@ -1326,7 +1326,29 @@ static void test_local_call_depth(void **state)
 			assert_int_equal(run.fault_pc, 11);
 			assert_int_equal(r0, 0);
 		}
+		/* A raw code reads its run for the depth: no leaf. */
+		assert_null(uxdp_bpf_jit_leaf(jit));
 		uxdp_bpf_jit_free(jit);
+		/* The pass's depth (prog.c sets depth_proven): no test, a
+		 * leaf on exactly the frames the depth needs, in a heap
+		 * buffer (AddressSanitizer sees a frame past them). */
+		if (n + 2 <= UXDP_BPF_MAX_DEPTH) {
+			size_t len = (size_t)UXDP_BPF_MAX_DEPTH *
+				     UXDP_BPF_STACK;
+			uint8_t *stk = aligned_alloc(16, len);
+			uxdp_bpf_jit_fn fn;
+
+			assert_non_null(stk);
+			c.depth_proven = true;
+			jit = t_compile(&c);
+			fn = uxdp_bpf_jit_leaf(jit);
+			assert_non_null(fn);
+			assert_int_equal(fn(0, 0, NULL, stk + len),
+					 stack_sizes[z] || n < 2 ? n + 77 :
+					 1000 + 77);
+			uxdp_bpf_jit_free(jit);
+			free(stk);
+		}
 		tp_free(&p);
 	}
 }

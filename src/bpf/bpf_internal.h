@@ -242,6 +242,12 @@ struct uxdp_bpf_code {
 	uint32_t stack_size;		/* per frame, <= UXDP_BPF_STACK */
 	enum uxdp_bpf_ctx_kind ctx_kind;
 	uint64_t budget;		/* back edges per run */
+	/* Set by whoever owns a code the safety pass accepted (prog.c):
+	 * its bpf-to-bpf calls nest at most UXDP_BPF_MAX_DEPTH frames on
+	 * every path (check_structure), so without tail calls the JIT needs
+	 * no depth test at run time. A raw code (the conformance plugin's,
+	 * no pass) keeps the test. */
+	bool depth_proven;
 	/* The JIT's, once compiled: an entry a tail call may jump to
 	 * (past the prologue). NULL: interpreted. */
 	void *jit_tail_entry;

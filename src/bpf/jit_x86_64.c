@@ -151,6 +151,7 @@ struct jit {
 	uint16_t save;
 	uint16_t zero;
 	bool need_run;
+	bool local_calls;		/* bpf-to-bpf calls */
 	bool need_fp;
 };
 
@@ -635,13 +636,17 @@ static void jit_frame(struct jit *j)
 			break;
 		case UXDP_BPF_OP_TAIL_CALL:
 		case BPF_JMP | BPF_CALL:
-			j->need_run = true;
 			calls = true;
 			if (in->code == (BPF_JMP | BPF_CALL) &&
-			    in->src_reg == BPF_PSEUDO_CALL)
+			    in->src_reg == BPF_PSEUDO_CALL) {
 				j->need_fp = true;
-			else if (in->code == (BPF_JMP | BPF_CALL))
-				j->helpers = true;
+				/* (the depth test reads the run) */
+				j->local_calls = true;
+			} else {
+				j->need_run = true;
+				if (in->code == (BPF_JMP | BPF_CALL))
+					j->helpers = true;
+			}
 			break;
 		}
 	}
@@ -651,6 +656,8 @@ static void jit_frame(struct jit *j)
 		j->need_run = true;
 	if (calls)
 		named |= 1U << 3 | 1U << 4 | 1U << 5;
+	if (j->local_calls && !(code->depth_proven && !j->tail_calls))
+		j->need_run = true;
 	if (j->tail_calls) {
 		named = 0x3ff;
 		j->need_run = true;
@@ -985,13 +992,18 @@ static void emit_call_depth(struct jit *j)
  */
 static void emit_local_call(struct jit *j, uint32_t target)
 {
-	uint32_t stub = new_site(j, UXDP_BPF_FAULT_DEPTH);
 	uint32_t to = target_start(j, target);
 	int64_t d;
 
-	emit_call_depth(j);
-	emit_alu_imm(j, X_W, 7, AUX, CALL_PUSH * (UXDP_BPF_MAX_DEPTH - 1));
-	emit_jump(j, CC_AE, stub);
+	/* The pass proved the depth: the frames are there. */
+	if (!j->code->depth_proven || j->tail_calls) {
+		uint32_t stub = new_site(j, UXDP_BPF_FAULT_DEPTH);
+
+		emit_call_depth(j);
+		emit_alu_imm(j, X_W, 7, AUX,
+			     CALL_PUSH * (UXDP_BPF_MAX_DEPTH - 1));
+		emit_jump(j, CC_AE, stub);
+	}
 	emit_push(j, RBX);
 	emit_push(j, R13);
 	emit_push(j, R14);

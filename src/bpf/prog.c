@@ -151,6 +151,31 @@ static uint32_t run_jit_leaf(struct uxdp_buff *ctx, void *priv)
 	return prog_count(lp, r0);
 }
 
+/* The same for a leaf with bpf-to-bpf calls: a frame for every depth the
+ * safety pass allows (code->depth_proven). */
+static uint32_t run_jit_leaf_calls(struct uxdp_buff *ctx, void *priv)
+{
+	struct bpf_loaded *lp = priv;
+	uint8_t stack[UXDP_BPF_MAX_DEPTH * UXDP_BPF_STACK]
+		__attribute__((aligned(16)));
+	uint64_t r0;
+
+	r0 = lp->leaf((uint64_t)(uintptr_t)ctx, 0, NULL,
+		      stack + sizeof(stack));
+	return prog_count(lp, r0);
+}
+
+static bool has_local_calls(const struct uxdp_bpf_code *code)
+{
+	uint32_t i;
+
+	for (i = 0; i < code->len; i++)
+		if (code->insns[i].code == (BPF_JMP | BPF_CALL) &&
+		    code->insns[i].src_reg == BPF_PSEUDO_CALL)
+			return true;
+	return false;
+}
+
 static void loaded_free(void *priv)
 {
 	struct bpf_loaded *lp = priv;
@@ -185,6 +210,8 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 	lp->linked = b->insns;
 	lp->linked_len = linked;
 	lp->check = b->stats;
+	/* uxdp_bpf_prepare()'s code: check_structure() bounded the calls. */
+	lp->code->depth_proven = true;
 	if (engine != UXDP_BPF_ENGINE_INTERP) {
 		err = uxdp_bpf_prog_jit_compile(lp->code, &lp->jit);
 		if (err && engine == UXDP_BPF_ENGINE_JIT) {
@@ -199,7 +226,9 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 			lp->jit = NULL;
 		} else {
 			lp->leaf = uxdp_bpf_jit_leaf(lp->jit);
-			run = lp->leaf ? run_jit_leaf : run_jit;
+			run = !lp->leaf ? run_jit :
+			      has_local_calls(lp->code) ? run_jit_leaf_calls :
+			      run_jit_leaf;
 		}
 	}
 	prog = uxdp_prog_create_ex(b->name, run, lp, loaded_free);
@@ -219,7 +248,8 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 static struct bpf_loaded *loaded_of(const struct uxdp_prog *prog)
 {
 	if (!prog || (prog->run != run_interp && prog->run != run_jit &&
-		      prog->run != run_jit_leaf))
+		      prog->run != run_jit_leaf &&
+		      prog->run != run_jit_leaf_calls))
 		return NULL;
 	return prog->priv;
 }
