@@ -322,6 +322,10 @@ struct uxdp_bpf_build_map {
 	uint8_t *values;		/* array-like: the value area, contiguous */
 	uint64_t values_size;		/* max_entries * value_size (0: none) */
 	bool rdonly;			/* the program may not write values */
+	/* map is a struct uxdp_bpf_map whose family has an inline lookup
+	 * (uxdp_bpf_map_build() says; a build of anything else, as the
+	 * tests' stand-ins, leaves it false and the lookups calls). */
+	bool gen_lookup;
 };
 
 struct uxdp_bpf_check_stats {

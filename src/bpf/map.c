@@ -126,6 +126,7 @@ void uxdp_bpf_map_build(struct uxdp_bpf_map *map,
 	out->values = map->values;
 	out->values_size = map->values_size;
 	out->rdonly = !!(map->map_flags & BPF_F_RDONLY_PROG);
+	out->gen_lookup = map->created && map->ops->map_gen_lookup;
 }
 
 uint32_t uxdp_bpf_map_gen_lookup(const struct uxdp_bpf_build_map *m,
@@ -133,7 +134,8 @@ uint32_t uxdp_bpf_map_gen_lookup(const struct uxdp_bpf_build_map *m,
 {
 	const struct uxdp_bpf_map *map = m->map;
 
-	if (!map || !map->created || !map->ops->map_gen_lookup)
+	if (!m->gen_lookup || !map || !map->created ||
+	    !map->ops->map_gen_lookup)
 		return 0;
 	return map->ops->map_gen_lookup(map, insn);
 }
