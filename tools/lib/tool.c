@@ -42,6 +42,18 @@ int tool_exit(struct tool *t, int status)
 	return status;
 }
 
+const char *tool_drain_after(bool ended, uint64_t *deadline, uint64_t now,
+			     const char *why)
+{
+	if (!ended)
+		return NULL;
+	if (!*deadline) {
+		*deadline = now + TOOL_DRAIN_MS * 1000000ULL;
+		return NULL;
+	}
+	return now >= *deadline ? why : NULL;
+}
+
 const char *tool_signal_name(int sig)
 {
 	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" :

@@ -172,4 +172,16 @@ int tool_main(struct tool *t, const struct tool_ops *ops, int argc,
 /* "SIGINT", "SIGTERM", "SIGHUP" (the signals a tool stops on). */
 const char *tool_signal_name(int sig);
 
+/* How long a tool runs on after its source ended (a replay's, a finite
+ * generator's last packet handed out): frames in flight drain. */
+#define TOOL_DRAIN_MS	50
+
+/*
+ * For a check hook: once @ended (the source is done), @why when
+ * TOOL_DRAIN_MS have passed since the first call that saw it end (kept in
+ * *@deadline, 0 until then), else NULL.
+ */
+const char *tool_drain_after(bool ended, uint64_t *deadline, uint64_t now,
+			     const char *why);
+
 #endif /* UXDP_TOOLS_TOOL_H */

@@ -44,8 +44,6 @@
 #define MAX_THREADS	64
 /* How often --count is checked, and the run loop's longest sleep. */
 #define COUNT_CHECK_MS	10
-/* After every replay is done, stop this long later (frames in flight). */
-#define REPLAY_DRAIN_MS	50
 /* The ports' links are asked at every link event, and this often in any
  * case (a netlink message the kernel could not queue is a change missed). */
 #define LINK_CHECK_MS	500
@@ -1582,16 +1580,11 @@ static const char *run_check(struct tool *t, unsigned int ev)
 
 	if (ev & TOOL_WAIT_END)
 		return TOOL_STOP_DURATION;
-	if (f->replay && replays_done(f)) {
-		/* Done means the last packets were handed to their
-		 * devices; give the far side a moment to pass them on (a
-		 * veth peer's poll, a kernel ring). */
-		if (!f->replay_end)
-			f->replay_end = now + REPLAY_DRAIN_MS * 1000000ULL;
-		else if (now >= f->replay_end)
-			return "end of replay";
-	}
-	return NULL;
+	/* Done means the last packets were handed to their devices; give
+	 * the far side a moment to pass them on (a veth peer's poll, a
+	 * kernel ring). */
+	return tool_drain_after(f->replay && replays_done(f), &f->replay_end,
+				now, "end of replay");
 }
 
 /* ---- teardown ------------------------------------------------------------ */

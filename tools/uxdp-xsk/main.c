@@ -56,9 +56,6 @@
 /* How often --count and the end of txonly are checked, and the run
  * loop's longest sleep then. */
 #define COUNT_CHECK_MS	10
-/* After a finite source (null:...,count=N, a pcap replay) handed out its
- * last packet, stop this long later: the socket's RX ring drains. */
-#define SOURCE_DRAIN_MS	50
 /* At the end, how long the peer may take to receive what PORT sent. */
 #define PEER_SETTLE_MS	2000
 /* Devices a port may make along (a veth port: its peer) are found among
@@ -1246,13 +1243,8 @@ static const char *run_check(struct tool *tool, unsigned int ev)
 		return TOOL_STOP_DURATION;
 	/* Without this, -c N null:g,count=N ran for ever once the socket
 	 * dropped one (rx_ring_full): the count can no longer be met. */
-	if (t->finite && source_done(t)) {
-		if (!t->source_end)
-			t->source_end = now + SOURCE_DRAIN_MS * 1000000ULL;
-		else if (now >= t->source_end)
-			return "end of source";
-	}
-	return NULL;
+	return tool_drain_after(t->finite && source_done(t), &t->source_end,
+				now, "end of source");
 }
 
 /* ---- teardown ------------------------------------------------------------ */
