@@ -333,6 +333,33 @@ static const struct tcase cases[] = {
 			  FAULT(20, 12, 0x81, 0, MEM, 14) },
 	},
 	{
+		/* r4 is data + a (id X) on one path, data + b (id Y) on the
+		 * other; r9 = data + a - 4 holds X on both. Renaming Y to X
+		 * for r4 would let "r4 + 2 <= end" prove [r9 + 4], which on
+		 * the second path is data + a, not r4: r4 gets a base of its
+		 * own, and r9's access stays checked. */
+		"a join never renames a base a pointer below it still names",
+		{
+			CTX_DATA(2), CTX_END(3), MOV64_IMM(0, 1),
+			MOV64_REG(4, 2), ALU64_IMM(BPF_ADD, 4, 8),
+			JMP_REG(BPF_JGT, 4, 3, 19),
+			LDX(BPF_B, 5, 2, 0), ALU64_IMM(BPF_AND, 5, 3),
+			MOV64_REG(7, 2), ALU64_REG(BPF_ADD, 7, 5),
+			LDX(BPF_B, 6, 2, 1), ALU64_IMM(BPF_AND, 6, 3),
+			MOV64_REG(8, 2), ALU64_REG(BPF_ADD, 8, 6),
+			MOV64_REG(9, 7), ALU64_IMM(BPF_ADD, 9, -4),
+			MOV64_REG(4, 7), MOV64_IMM(7, 0),
+			LDX(BPF_B, 1, 2, 2), JMP_IMM(BPF_JEQ, 1, 0, 1),
+			MOV64_REG(4, 8),
+			MOV64_REG(5, 4), ALU64_IMM(BPF_ADD, 5, 2),
+			JMP_REG(BPF_JGT, 5, 3, 1),
+			LDX(BPF_B, 0, 9, 4),
+			EXIT,
+		},
+		ACCEPT, NULL, C(6, 5, 1, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x01), RUN(64, 2, 0, 0, 0x00) },
+	},
+	{
 		"a packet load with no data_end check: checked",
 		{ CTX_DATA(2), LDX(BPF_B, 0, 2, 0), EXIT },
 		ACCEPT, NULL, C(2, 1, 1, 0),

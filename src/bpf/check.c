@@ -1043,10 +1043,11 @@ struct pkt_group {
 	bool ok;
 };
 
+/* Every tracked pair, negative offs too: a group kept renames s's base,
+ * and no register of that base in s may keep the name unrenamed. */
 static bool groupable(const struct reg *d, const struct reg *s)
 {
-	return pkt_tracked(d) && pkt_tracked(s) && d->type == s->type &&
-	       d->off >= 0 && s->off >= 0;
+	return pkt_tracked(d) && pkt_tracked(s) && d->type == s->type;
 }
 
 static struct pkt_group *group_of(struct pkt_group *g, uint32_t n,
@@ -1113,8 +1114,11 @@ static uint32_t groups_make(struct env *ids, bool widen, struct pkt_group *g,
 			x->ok = true;
 			continue;
 		}
-		/* A base of its own. */
+		/* A base of its own: only above its old base (a pointer below
+		 * data has no bytes the range could say follow it). */
 		x->roff = 0;
+		if (x->doff < 0 || x->soff < 0)
+			continue;
 		if (alone && x->did > ids->len && !x->doff) {
 			x->rid = x->did;
 			x->ok = true;
