@@ -68,7 +68,7 @@ for c in dump test check run; do
 		fail "$c --help has no usage line"
 	cp "$tmp/out" "$tmp/help.$c"
 done
-for opt in --disasm --json --engine; do
+for opt in --disasm --xlated --json --engine; do
 	grep -q -e "$opt\b" "$tmp/help.dump" || fail "dump --help lacks $opt"
 done
 for opt in --packet --pcap --repeat --engine --out --expect --ifindex \
@@ -183,6 +183,21 @@ out_has "^ +[0-9]+: lddw %r1, map\[0\]	; counters$" "dump -d count.o"
 out_has "^ +[0-9]+: lddw %r1, map\[1\]	; per_cpu$" "dump -d count.o"
 out_has "^ +[0-9]+: call 1	; bpf_map_lookup_elem$" "dump -d count.o"
 out_has "^ +34: exit$" "dump -d count.o"
+# -x: the code the engines run. count's three lookups are inline (no call
+# is left), each instruction names the one it came from; the packet read
+# oob_read cannot prove is a check; forever's back edge a budget step.
+expect 0 "" dump -x "$dir/count.o"
+out_has "^ +[0-9]+ \(from [0-9]+\): ldxw %r0, \[%r2\+0\]$" "dump -x count.o"
+out_has "^ +[0-9]+ \(from [0-9]+\): thread %r1$" "dump -x count.o"
+grep -q "call" "$tmp/out" && fail "dump -x count.o: a call left: $(cat "$tmp/out")"
+expect 0 "" dump -x "$dir/oob.o"
+out_has "^ +[0-9]+ \(from [0-9]+\): checkr 1 \[%r[0-9]+\+0\] kind 1 region 0	; the packet$" "dump -x oob.o"
+out_has "^ +[0-9]+ \(from [0-9]+\): budget$" "dump -x oob.o"
+expect 0 "" dump --json -x "$dir/count.o"
+json_ok "$tmp/out" "dump --json -x count.o" \
+	'len(G["xdp_count"]["xlated"]) > 0' \
+	'sum(2 if e["text"].startswith("lddw") else 1 for e in G["xdp_count"]["xlated"]) == G["xdp_count"]["xlated_insns"]' \
+	'all(a["from"] <= b["from"] for a, b in zip(G["xdp_count"]["xlated"], G["xdp_count"]["xlated"][1:]))'
 expect 0 "" dump -d "$dir/drop.o"
 out_has "^ +0: mov32? %r0, 1$" "dump -d drop.o"
 out_has "^ +1: exit$" "dump -d drop.o"

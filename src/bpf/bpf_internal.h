@@ -675,6 +675,10 @@ extern int (*uxdp_bpf_prog_jit_compile)(struct uxdp_bpf_code *code,
 const struct bpf_insn *uxdp_bpf_program_insns(const struct uxdp_bpf_program *p,
 					      uint32_t *len);
 
+/* A loaded eBPF program's code after the fixups (what the engines run),
+ * for tools: NULL if @prog is no eBPF program. */
+const struct uxdp_bpf_code *uxdp_bpf_prog_code(const struct uxdp_prog *prog);
+
 /* ---- kverify.c: UXDP_BPF_F_KERNEL_VERIFY --------------------------------- */
 
 /*

@@ -254,6 +254,13 @@ static struct bpf_loaded *loaded_of(const struct uxdp_prog *prog)
 	return prog->priv;
 }
 
+const struct uxdp_bpf_code *uxdp_bpf_prog_code(const struct uxdp_prog *prog)
+{
+	const struct bpf_loaded *lp = loaded_of(prog);
+
+	return lp ? lp->code : NULL;
+}
+
 UXDP_EXPORT int uxdp_bpf_prog_info(const struct uxdp_prog *prog,
 				   struct uxdp_bpf_prog_info *info)
 {

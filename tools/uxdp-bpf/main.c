@@ -60,6 +60,7 @@
 struct bpf_opts {
 	struct tool_opts run;		/* json */
 	bool disasm;
+	bool xlated;
 	bool asm_text;
 	bool maps;
 	bool kernel_verify;
@@ -89,6 +90,10 @@ static const struct tparam dump_defs[] = {
 	OPT("disasm", 'd', TPARAM_FLAG, disasm, NULL, 0, 0,
 	    "each program's instructions as linked (subprograms after it), "
 	    "before the safety pass's fixups"),
+	OPT("xlated", 'x', TPARAM_FLAG, xlated, NULL, 0, 0,
+	    "each program's instructions as the engines run them: after the "
+	    "fixups, with the run-time checks, the budget steps and the "
+	    "inline map lookups, each with the index it came from"),
 	OPT_ENGINE,
 	OPT_KVERIFY,
 	OPT_JSON("one JSON object on stdout (default: text)"),
@@ -376,6 +381,71 @@ static void dump_disasm(const struct tbpf_prog *lp, bool json)
 		printf("]");
 }
 
+/* What a check's kind checks against. */
+static const char *check_kind(uint32_t imm)
+{
+	switch (UXDP_BPF_CHECK_KIND(imm)) {
+	case 0:
+		return "alignment only";
+	case UXDP_BPF_MEM_PKT:
+		return "the packet";
+	case UXDP_BPF_MEM_STACK:
+		return "the stack";
+	case UXDP_BPF_MEM_REGION:
+		return "a map's values";
+	case UXDP_BPF_MEM_RAW:
+		return "the raw memory";
+	default:
+		return "any memory the program has";
+	}
+}
+
+/* The code the engines run: "  N (from M): TEXT", a check's kind and
+ * a helper's name after the text. */
+static void dump_xlated(const struct tbpf_prog *lp, bool json)
+{
+	const struct uxdp_bpf_code *c = uxdp_bpf_prog_code(lp->prog);
+	char buf[256], hb[64];
+	uint32_t i;
+
+	if (json)
+		printf(",\"xlated\":[");
+	for (i = 0; c && i < c->len; i++) {
+		const struct bpf_insn *in = &c->insns[i];
+		bool wide = in->code == (BPF_LD | BPF_IMM | BPF_DW) &&
+			    i + 1 < c->len;
+		int n = uxdp_bpf_insn_str(in, buf, sizeof(buf));
+
+		if (n >= 0 && (size_t)n < sizeof(buf)) {
+			if (in->code == UXDP_BPF_OP_CHECK)
+				snprintf(buf + n, sizeof(buf) - (size_t)n,
+					 "\t; %s%s", check_kind((uint32_t)
+								in->imm),
+					 (uint32_t)in->imm &
+					 UXDP_BPF_CHECK_ALIGN ?
+					 ", aligned" : "");
+			else if (in->code == (BPF_JMP | BPF_CALL) &&
+				 !in->src_reg && (uint32_t)in->imm <
+				 c->nhelpers && c->helpers[in->imm])
+				snprintf(buf + n, sizeof(buf) - (size_t)n,
+					 "\t; %s", uxdp_bpf_helper_name(
+						 c->helpers[in->imm]->id, hb,
+						 sizeof(hb)));
+		}
+		if (json) {
+			printf("%s{\"insn\":%u,\"from\":%u,\"text\":",
+			       i ? "," : "", i, c->orig_idx[i]);
+			tjson_str(stdout, buf);
+			printf("}");
+		} else {
+			printf("  %5u (from %u): %s\n", i, c->orig_idx[i], buf);
+		}
+		i += wide;
+	}
+	if (json)
+		printf("]");
+}
+
 static void dump_loaded(const struct tbpf_prog *lp,
 			const struct uxdp_bpf_prog_info *in, bool json)
 {
@@ -452,6 +522,8 @@ static void dump_program(const struct bpf_opts *o, const char *file,
 	dump_loaded(&lp, &in, o->run.json);
 	if (o->disasm)
 		dump_disasm(&lp, o->run.json);
+	if (o->xlated)
+		dump_xlated(&lp, o->run.json);
 	if (o->run.json)
 		printf("}");
 	tbpf_close(&lp);
