@@ -796,12 +796,51 @@ int tb_link_stat(struct tb_ns *ns, const char *ifname, const char *name,
 	return tb_link_stats(ns, ifname, name, value, NULL);
 }
 
+/*
+ * @ifname's counters as the stack keeps them (/proc/net/dev of @ns: what
+ * reached the stack, what a veth dropped on transmit), beside the driver's:
+ * a frame lost before any XDP program ran shows here only.
+ */
+static void tb_netdev_print(struct tb_ns *ns, const char *ifname, FILE *out)
+{
+	unsigned long long v[16];
+	char line[512], name[64];
+	int saved;
+	FILE *f;
+
+	if (tb_ns_enter(ns, &saved))
+		return;
+	f = fopen("/proc/thread-self/net/dev", "re");
+	tb_ns_leave(saved);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!colon || sscanf(line, " %63[^:]", name) != 1 ||
+		    strcmp(name, ifname))
+			continue;
+		if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu "
+			   "%llu %llu %llu %llu %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7], &v[8], &v[9], &v[10], &v[11], &v[12],
+			   &v[13], &v[14], &v[15]) == 16)
+			fprintf(out, " | stack: rx_packets %llu rx_errs %llu "
+				"rx_drop %llu tx_packets %llu tx_errs %llu "
+				"tx_drop %llu", v[1], v[2], v[3], v[9], v[10],
+				v[11]);
+		break;
+	}
+	fclose(f);
+}
+
 int tb_link_stats_print(struct tb_ns *ns, const char *ifname, FILE *out)
 {
 	int err;
 
 	fprintf(out, "%s:", ifname);
 	err = tb_link_stats(ns, ifname, NULL, NULL, out);
+	tb_netdev_print(ns, ifname, out);
 	fputc('\n', out);
 	return err;
 }
