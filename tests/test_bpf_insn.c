@@ -1052,6 +1052,14 @@ static void test_asm_round_trip(void **state)
 						i, j, j ? 7 : 0);
 					round_trip(in);
 				}
+			/* an atomic's: the alignment too, or alone */
+			for (i = 0; i <= UXDP_BPF_MEM_STACK; i += 2) {
+				in[0].dst_reg = 4;
+				in[0].off = -16;
+				in[0].imm = UXDP_BPF_CHECK_IMM(8, i, 1, 0) |
+					    UXDP_BPF_CHECK_ALIGN;
+				round_trip(in);
+			}
 		} else if (c == UXDP_BPF_OP_LDX_CTX) {
 			for (i = 0; i < UXDP_BPF_CTX_NFIELDS; i++) {
 				in[0].imm = (int32_t)i;
@@ -1316,6 +1324,10 @@ static void test_asm_errors(void **state)
 		{ "checkr 4 [%r1+0] kind 16 region 0", "line 1: check size, "
 		  "kind or region out of range" },
 		{ "checkr 4 [%r1+0] region 0 kind 1", "line 1: check takes" },
+		{ "checkw 8 [%r1+0] kind 0 region 0 aligned", "line 1: check "
+		  "takes SIZE [%rN+off] kind K region R [align]" },
+		{ "thread %r0, 1", "line 1: thread takes 1 operand, not 2" },
+		{ "thread", "line 1: thread takes 1 operand, not 0" },
 		{ "ldx_ctx %r0, [%r1+4], field 1", "line 1: ldx_ctx takes no "
 		  "offset" },
 		{ "mov %r0, 1 2 3 4 5 6 7 8", "line 1: too many operands" },
