@@ -1417,6 +1417,85 @@ static void test_local_call_frames(void **state)
 	local_call_frames(64);
 }
 
+/*
+ * With the depth proven a call saves only what its callee may change
+ * (the JIT's callee_saves()): every set of r6..r9 a callee writes (and
+ * one written only by an atomic's fetch into its src), written in the
+ * callee or in a function it calls, with and without a helper below (rsp
+ * 16-aligned there: the pad depends on the pushes), with and without a
+ * stack: r6..r9 and r10 (its frame's contents) come back as they were,
+ * and both ways of calling give the same.
+ */
+static void test_local_call_saves(void **state)
+{
+	static const uint32_t fsizes[] = { 0, 64, UXDP_BPF_STACK };
+	unsigned mask, helper, nested, proven, fetch, k;
+	size_t z;
+
+	(void)state;
+	for (z = 0; z < ARRAY_SIZE(fsizes); z++)
+	for (mask = 0; mask < 16; mask++)
+	for (helper = 0; helper <= 1; helper++)
+	for (nested = 0; nested <= 1; nested++)
+	for (fetch = 0; fetch <= (fsizes[z] && !mask); fetch++)
+	for (proven = 0; proven <= 1; proven++) {
+		struct tp p = { 0 };
+		struct uxdp_bpf_code c;
+		uint64_t mem[10];
+		uint32_t call_f, call_g = 0, f;
+		struct tres r;
+
+		tp_begin_dump(&p);
+		for (k = 6; k <= 9; k++)
+			A(&p, MOV64_K(k, 600 + k));
+		if (fsizes[z])
+			A(&p, ST(BPF_DW, 10, -96, 4321));
+		call_f = p.n;
+		A(&p, CALL_LOCAL(0));
+		if (fsizes[z])
+			A(&p, LDX(BPF_DW, 5, 10, -96));
+		tp_end_dump(&p);
+		f = p.n;
+		p.in[call_f].imm = (int32_t)(f - call_f - 1);
+		/* f: writes r6..r9 of mask (the last one in g when
+		 * nested), its own [r10-96] */
+		for (k = 0; k < 4; k++)
+			if (mask & 1U << k && !(nested && k == 3))
+				A(&p, MOV64_K(6 + k, (int32_t)k + 1));
+		if (fsizes[z])
+			A(&p, ST(BPF_DW, 10, -96, 77));
+		if (fetch)
+			A(&p, ATOMIC(BPF_DW, 10, 6, -96,
+				     BPF_ADD | BPF_FETCH));
+		if (nested) {
+			call_g = p.n;
+			A(&p, CALL_LOCAL(0), EXIT);
+			p.in[call_g].imm = (int32_t)(p.n - call_g - 1);
+			if (mask & 8)
+				A(&p, MOV64_K(9, 99));
+		}
+		if (helper)
+			A(&p, CALL(H_ALIGN));	/* r0 = rsp % 16: 8 */
+		else
+			A(&p, MOV64_K(0, 8));
+		A(&p, EXIT);
+		c = t_code_h(&p);
+		c.stack_size = fsizes[z];
+		c.depth_proven = proven;
+		r = t_run_code(&c, mem, sizeof(mem));
+		if (r.fault || mem[0] != 8 ||
+		    (fsizes[z] && mem[5] != 4321) || mem[6] != 606 ||
+		    mem[7] != 607 || mem[8] != 608 || mem[9] != 609)
+			fail_msg("stack %u mask %x helper %u nested %u fetch "
+				 "%u proven %u: fault %u r0 %" PRIu64 " r5 %"
+				 PRIu64 " r6..r9 %" PRIu64 " %" PRIu64 " %"
+				 PRIu64 " %" PRIu64, fsizes[z], mask, helper,
+				 nested, fetch, proven, r.fault, mem[0],
+				 mem[5], mem[6], mem[7], mem[8], mem[9]);
+		tp_free(&p);
+	}
+}
+
 /* ---- checks ------------------------------------------------------------------ */
 
 struct check_case {
@@ -2550,6 +2629,7 @@ int main(void)
 		cmocka_unit_test(test_helper_unwind),
 		cmocka_unit_test(test_local_call_depth),
 		cmocka_unit_test(test_local_call_frames),
+		cmocka_unit_test(test_local_call_saves),
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_check_regions),
 		cmocka_unit_test(test_budget),

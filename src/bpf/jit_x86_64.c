@@ -153,6 +153,9 @@ struct jit {
 	bool need_run;
 	bool local_calls;		/* bpf-to-bpf calls */
 	bool need_fp;
+	/* Per bpf-to-bpf call target, what a call to it saves
+	 * (callee_saves()); NULL: the full five-push frame. */
+	uint8_t *call_save;
 };
 
 /* ---- encoders ------------------------------------------------------------- */
@@ -983,19 +986,60 @@ static void emit_call_depth(struct jit *j)
 	emit_rr(j, X_W, 0x29, RSP, AUX);		/* sub r11, rsp */
 }
 
+/* What callee_saves() records per call target: r6..r9 (bit n - 6) that
+ * the call may write, and whether it may reach a C function, which wants
+ * rsp 16-aligned. */
+#define CS_REGS		0x0fU
+#define CS_C_CALL	0x10U
+
+/* The pushes of a call to a target with saves @cs, in push order. */
+static const uint8_t cs_regs[4] = { RBX, R13, R14, R15 };	/* r6..r9 */
+
 /*
- * A bpf-to-bpf call: r6..r9 and r10 pushed (five pushes and the return
- * address keep rsp 16-aligned), r10 this code's stack_size down, as the
- * interpreter does; the call that would make a 9th frame faults. After
- * the return, run->code is this code again, if the callee may have
- * tail-called another.
+ * A bpf-to-bpf call. With the depth proven and no tail calls
+ * (j->call_save), it saves only what the callee may change: the r6..r9
+ * its instructions (and theirs it calls) write, r10 moved down and back
+ * with two lea, and 8 bytes of pad only where the pushes and the return
+ * address would leave rsp misaligned for a C call below. Else it is the
+ * frame the depth test measures: r6..r9 and r10 pushed (five pushes and
+ * the return address keep rsp 16-aligned, 48 bytes a frame), r10 this
+ * code's stack_size down, as the interpreter does; the call that would
+ * make a 9th frame faults; after the return, run->code is this code
+ * again, if the callee may have tail-called another.
  */
 static void emit_local_call(struct jit *j, uint32_t target)
 {
 	uint32_t to = target_start(j, target);
+	int32_t fs = (int32_t)j->code->stack_size;
+	unsigned k, n = 0;
+	uint8_t cs;
 	int64_t d;
 
-	/* The pass proved the depth: the frames are there. */
+	if (j->call_save) {
+		cs = j->call_save[target];
+		for (k = 0; k < 4; k++)
+			if (cs & 1U << k) {
+				emit_push(j, cs_regs[k]);
+				n++;
+			}
+		/* Every push and the call are 8 bytes: rsp is aligned
+		 * again in the callee when their count is even. */
+		if ((cs & CS_C_CALL) && n % 2 == 0)
+			emit_alu_imm(j, X_W, 5, RSP, 8);	/* sub rsp, 8 */
+		if (fs)
+			emit_rm(j, X_W, 0x8d, RBP, RBP, -fs);	/* lea */
+		d = (int64_t)to - (here(j) + 5);
+		emit1(j, 0xe8);
+		emit4(j, (uint32_t)d);
+		if (fs)
+			emit_rm(j, X_W, 0x8d, RBP, RBP, fs);
+		if ((cs & CS_C_CALL) && n % 2 == 0)
+			emit_alu_imm(j, X_W, 0, RSP, 8);	/* add rsp, 8 */
+		for (k = 4; k-- > 0;)
+			if (cs & 1U << k)
+				emit_pop(j, cs_regs[k]);
+		return;
+	}
 	if (!j->code->depth_proven || j->tail_calls) {
 		uint32_t stub = new_site(j, UXDP_BPF_FAULT_DEPTH);
 
@@ -1009,9 +1053,8 @@ static void emit_local_call(struct jit *j, uint32_t target)
 	emit_push(j, R14);
 	emit_push(j, R15);
 	emit_push(j, RBP);
-	if (j->code->stack_size)
-		emit_rm(j, X_W, 0x8d, RBP, RBP,
-			-(int32_t)j->code->stack_size);	/* lea */
+	if (fs)
+		emit_rm(j, X_W, 0x8d, RBP, RBP, -fs);	/* lea */
 	d = (int64_t)to - (here(j) + 5);
 	emit1(j, 0xe8);
 	emit4(j, (uint32_t)d);
@@ -1530,6 +1573,148 @@ static bool target_ok(const struct uxdp_bpf_code *code, uint32_t i,
 	return true;
 }
 
+/* ---- what a bpf-to-bpf call saves ---------------------------------------- */
+
+/* Whether the JIT's code for @in may call a C function (emit_call_abs):
+ * a helper, and the internal instructions whose slow paths are C. Keep
+ * it beside every emit_call_abs() user. */
+static bool may_call_c(const struct bpf_insn *in)
+{
+	switch (in->code) {
+	case BPF_JMP | BPF_CALL:
+		return in->src_reg != BPF_PSEUDO_CALL;
+	case UXDP_BPF_OP_CHECK:		/* jit_check_any */
+	case UXDP_BPF_OP_THREAD:	/* jit_thread_index */
+	case UXDP_BPF_OP_LDX_CTX:	/* jit_ctx_load */
+	case UXDP_BPF_OP_TAIL_CALL:
+		return true;
+	}
+	return false;
+}
+
+/* The r6..r9 that @in may write (CS_REGS bits). Every class but the
+ * stores and the jumps writes its dst (the internal ldx_ctx and thread
+ * too); an atomic with fetch, xchg included, writes its src. */
+static uint8_t insn_writes(const struct bpf_insn *in)
+{
+	uint8_t cls = BPF_CLASS(in->code), w = 0;
+
+	if (cls != BPF_ST && cls != BPF_STX && cls != BPF_JMP &&
+	    cls != BPF_JMP32 && in->dst_reg >= 6 && in->dst_reg <= 9)
+		w |= (uint8_t)(1U << (in->dst_reg - 6));
+	if (cls == BPF_STX && BPF_MODE(in->code) == BPF_ATOMIC &&
+	    in->src_reg >= 6 && in->src_reg <= 9)
+		w |= (uint8_t)(1U << (in->src_reg - 6));
+	return w;
+}
+
+/*
+ * What a call to @t saves: the union of insn_writes() and may_call_c()
+ * over every instruction reachable from @t, following jumps, falling
+ * through, into the functions it calls and past those calls, each path
+ * ending at an exit. A superset of what the call can do (a callee's exit
+ * ends the walk of the callee's path only), which is all that matters:
+ * anything it cannot follow makes the answer everything.
+ */
+static uint8_t callee_saves(const struct uxdp_bpf_code *code, uint32_t t,
+			    uint8_t *seen, uint32_t *stack)
+{
+	uint32_t sp = 0, i, to;
+	uint8_t cs = 0;
+
+	memset(seen, 0, code->len);
+	stack[sp++] = t;
+	seen[t] = 1;
+	while (sp) {
+		const struct bpf_insn *in;
+		uint32_t next[2];
+		unsigned nn = 0, k;
+		uint8_t cls;
+
+		i = stack[--sp];
+		in = &code->insns[i];
+		cls = BPF_CLASS(in->code);
+		cs |= insn_writes(in);
+		if (may_call_c(in))
+			cs |= CS_C_CALL;
+		if (in->code == (BPF_LD | BPF_IMM | BPF_DW)) {
+			next[nn++] = i + 2;
+		} else if (in->code == (BPF_JMP | BPF_EXIT)) {
+			/* the path ends */
+		} else if (in->code == (BPF_JMP | BPF_CALL) &&
+			   in->src_reg == BPF_PSEUDO_CALL) {
+			if (!target_ok(code, i, in->imm, &to))
+				return CS_REGS | CS_C_CALL;
+			next[nn++] = to;
+			next[nn++] = i + 1;
+		} else if (in->code == (BPF_JMP | BPF_JA) ||
+			   in->code == (BPF_JMP32 | BPF_JA)) {
+			if (!target_ok(code, i, cls == BPF_JMP ? in->off :
+				       in->imm, &to))
+				return CS_REGS | CS_C_CALL;
+			next[nn++] = to;
+		} else if ((cls == BPF_JMP || cls == BPF_JMP32) &&
+			   in->code != (BPF_JMP | BPF_CALL) &&
+			   in->code != UXDP_BPF_OP_CHECK &&
+			   in->code != UXDP_BPF_OP_BUDGET &&
+			   in->code != UXDP_BPF_OP_TAIL_CALL) {
+			if (!target_ok(code, i, in->off, &to))
+				return CS_REGS | CS_C_CALL;
+			next[nn++] = to;
+			next[nn++] = i + 1;
+		} else {
+			next[nn++] = i + 1;
+		}
+		for (k = 0; k < nn; k++) {
+			if (next[k] >= code->len)
+				return CS_REGS | CS_C_CALL;
+			if (!seen[next[k]]) {
+				seen[next[k]] = 1;
+				stack[sp++] = next[k];
+			}
+		}
+	}
+	return cs;
+}
+
+/* j->call_save for every call target, when the calls need no depth test
+ * (the pass proved it) and no tail call runs another program's code in
+ * these frames; else it stays NULL (the five-push frame). */
+static int plan_call_saves(struct jit *j)
+{
+	const struct uxdp_bpf_code *code = j->code;
+	uint8_t *seen;
+	uint32_t *stack, i, t;
+
+	if (!j->local_calls || !code->depth_proven || j->tail_calls)
+		return 0;
+	j->call_save = calloc(code->len, 1);
+	seen = malloc(code->len);
+	stack = malloc(code->len * sizeof(*stack));
+	if (!j->call_save || !seen || !stack) {
+		free(seen);
+		free(stack);
+		return -ENOMEM;
+	}
+	for (i = 0; i < code->len; i++) {
+		const struct bpf_insn *in = &code->insns[i];
+
+		if (in->code == (BPF_LD | BPF_IMM | BPF_DW)) {
+			i++;
+			continue;
+		}
+		if (in->code != (BPF_JMP | BPF_CALL) ||
+		    in->src_reg != BPF_PSEUDO_CALL)
+			continue;
+		if (!target_ok(code, i, in->imm, &t))
+			continue;	/* emit_insn refuses it */
+		j->call_save[t] = callee_saves(code, t, seen, stack);
+	}
+	free(seen);
+	free(stack);
+	return 0;
+}
+
 /* Emit instruction @i; *@slots is how many it takes (2 for lddw). On a
  * refusal, -1 with @why set. */
 static int emit_insn(struct jit *j, uint32_t i, uint32_t *slots,
@@ -1812,6 +1997,11 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 	}
 	/* The first pass's guess: every instruction as long as it may be. */
 	jit_frame(&j);
+	if (plan_call_saves(&j)) {
+		err = uxdp_fail(ENOMEM, "prog %s: jit: out of memory",
+				code->name ? code->name : "?");
+		goto fail;
+	}
 	j.prologue = prologue_len(&j);
 	for (i = 0; i < code->len; i++)
 		j.addrs[i] = j.prologue + (i + 1) * JIT_TMP;
@@ -1874,6 +2064,7 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 	free(j.naddrs);
 	free(j.site_kind);
 	free(j.site_pc);
+	free(j.call_save);
 	*out = jit;
 	return 0;
 fail:
@@ -1884,6 +2075,7 @@ fail:
 	free(j.naddrs);
 	free(j.site_kind);
 	free(j.site_pc);
+	free(j.call_save);
 	return err;
 }
 

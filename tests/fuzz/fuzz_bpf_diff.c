@@ -16,7 +16,8 @@
  * forward jumps of every conditional row to a later unit of the block,
  * loops (a counter, the budget row before the back edge), helper calls
  * (five arguments; one with UNWIND; one that reads uxdp_bpf_cur), local
- * calls (with recursion, the depth fault), tail calls (a slot, an empty
+ * calls (with recursion, the depth fault; without, and without tail
+ * calls, the depth proven: the JIT's lean saves), tail calls (a slot, an empty
  * one, one past the end; the 33 limit), ldx_ctx, exit.
  *
  * Registers keep both engines' states comparable: r0..r5 are scalars any
@@ -767,6 +768,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		code_init(&codes[t], t ? "target" : "main", &progs[t], e,
 			  budget);
 	}
+	/* Without recursion calls go only to later functions, at most
+	 * nfuncs + 1 frames: the depth a safety pass would prove, so the
+	 * JIT's calls save only what each callee writes (prog.c sets this
+	 * for a program the pass accepted). Not with tail calls: a target
+	 * runs in its caller's frame. */
+	if (!g.recursion && !g.ntargets && g.nfuncs + 1 <= UXDP_BPF_MAX_DEPTH)
+		codes[0].depth_proven = true;
 	/* slots: the targets, then an empty one; index 3 is past the end */
 	for (t = 0; t < g.ntargets; t++)
 		e->slots[t] = &codes[1 + t];
