@@ -71,9 +71,10 @@ struct uxdp_bpf_object_opts {
 	uint32_t engine;		/* enum uxdp_bpf_engine */
 	uint32_t flags;			/* UXDP_BPF_F_*; others: EINVAL */
 	/*
-	 * Back edges (backward jumps taken) one run may take before it ends
-	 * as XDP_ABORTED: a bounded loop the kernel's verifier accepts stays
-	 * well inside it, one that never ends stops. 0: the default.
+	 * Back edges (a jump that closes a loop, each time it runs) one run
+	 * may take before it ends as XDP_ABORTED: a bounded loop the
+	 * kernel's verifier accepts stays well inside it, one that never
+	 * ends stops. 0: the default.
 	 */
 	uint64_t budget;
 };

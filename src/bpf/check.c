@@ -2728,22 +2728,103 @@ static void env_free(struct env *e)
 	free(e);
 }
 
+/* The successors of @i within its function (a local call's callee is a
+ * function of its own): at most two, into @next; how many. */
+static unsigned succs(const struct env *e, uint32_t i, uint32_t next[2])
+{
+	const struct bpf_insn *in = &e->insns[i];
+	unsigned n = 0;
+
+	if (in->code == (BPF_JMP | BPF_EXIT))
+		return 0;
+	if (is_jump(in->code)) {
+		next[n++] = (uint32_t)jump_target(in, i);
+		if (!is_uncond(in->code))
+			next[n++] = i + 1;
+		return n;
+	}
+	next[n++] = i + (e->iflags[i + 1 < e->len ? i + 1 : i] & I_SECOND ?
+			 2 : 1);
+	return n;
+}
+
+/*
+ * Which instructions get a budget step (UXDP_BPF_AUX_BACK): the sources
+ * of the retreating edges of a depth-first walk of each function, the
+ * edges to an instruction still on the walk's stack. Every cycle of a
+ * graph has one for any walk, so counting them bounds every loop; a
+ * backward jump that closes no cycle (clang puts shared tails before the
+ * code that jumps to them: xdp-filter has 20 such and no loop) costs
+ * nothing. Jumps stay inside their function (check_structure), so the
+ * walk from every instruction not yet reached, in order, is a walk of
+ * each function. Without the memory, every backward jump, as before.
+ */
+static void mark_back_edges(struct env *e)
+{
+	uint8_t *on = calloc(e->len, 1);	/* 1 on the stack, 2 done */
+	uint32_t *stk = malloc(e->len * sizeof(*stk));
+	uint8_t *nsucc = calloc(e->len, 1);	/* successors explored */
+	uint32_t i, r, sp;
+
+	if (!on || !stk || !nsucc) {
+		for (i = 0; i < e->len; i++)
+			if (!(e->iflags[i] & I_SECOND) &&
+			    is_jump(e->insns[i].code) &&
+			    jump_target(&e->insns[i], i) <= i)
+				e->aux[i].flags |= UXDP_BPF_AUX_BACK;
+		goto out;
+	}
+	for (r = 0; r < e->len; r++) {
+		if (on[r] || (e->iflags[r] & I_SECOND))
+			continue;
+		sp = 0;
+		stk[sp++] = r;
+		on[r] = 1;
+		while (sp) {
+			uint32_t next[2], t;
+			unsigned n;
+
+			i = stk[sp - 1];
+			n = succs(e, i, next);
+			if (nsucc[i] == n) {
+				on[i] = 2;
+				sp--;
+				continue;
+			}
+			t = next[nsucc[i]++];
+			/* (check_structure kept every target inside; a
+			 * fall off the end is no edge) */
+			if (t >= e->len)
+				continue;
+			if (on[t] == 1)
+				e->aux[i].flags |= UXDP_BPF_AUX_BACK;
+			else if (!on[t]) {
+				on[t] = 1;
+				stk[sp++] = t;
+			}
+		}
+	}
+out:
+	free(on);
+	free(stk);
+	free(nsucc);
+}
+
 /* What the walk decided, as the fixups and the statistics take it. */
 static void finish_aux(struct env *e)
 {
 	struct uxdp_bpf_check_stats *st = &e->b->stats;
 	uint32_t i;
 
+	mark_back_edges(e);
 	for (i = 0; i < e->len; i++) {
 		struct uxdp_bpf_aux *x = &e->aux[i];
 		const struct bpf_insn *in = &e->insns[i];
 
 		if (e->iflags[i] & I_SECOND)
 			continue;
-		if (is_jump(in->code) && jump_target(in, i) <= i) {
-			x->flags |= UXDP_BPF_AUX_BACK;
+		if (x->flags & UXDP_BPF_AUX_BACK)
 			st->back_edges++;
-		}
 		if (!is_mem(in->code))
 			continue;
 		x->flags |= UXDP_BPF_AUX_MEM;
