@@ -233,6 +233,18 @@ struct tcase {
 	ALU64_IMM(BPF_ADD, 3, 1), JMP_IMM(BPF_JNE, 3, 16, -9),		\
 	MOV64_REG(0, 3), EXIT
 
+/* r0 = the u16 at data + ((data[0] & 7) << r6), r6 = 2 if data[0] is 0,
+ * else @alt, below "that + 2 <= data_end" (insn 17); 1 if it is not. */
+#define SHIFT_PKT(alt)							\
+	CTX_DATA(2), CTX_END(3), MOV64_IMM(0, 1), MOV64_REG(4, 2),	\
+	ALU64_IMM(BPF_ADD, 4, 1), JMP_REG(BPF_JGT, 4, 3, 12),		\
+	LDX(BPF_B, 5, 2, 0), MOV64_IMM(6, 2), JMP_IMM(BPF_JEQ, 5, 0, 1),	\
+	MOV64_IMM(6, alt), ALU64_IMM(BPF_AND, 5, 7),			\
+	ALU64_REG(BPF_LSH, 5, 6), MOV64_REG(4, 2),			\
+	ALU64_REG(BPF_ADD, 4, 5), MOV64_REG(7, 4),			\
+	ALU64_IMM(BPF_ADD, 7, 2), JMP_REG(BPF_JGT, 7, 3, 1),		\
+	LDX(BPF_H, 0, 4, 0), EXIT
+
 /* The next header after an optional 4-byte tag: data + 14 or data + 18
  * as byte 12 says, joined; then "next + 2 <= data_end" and a u16 at
  * next + @o (insn 14). */
@@ -612,6 +624,76 @@ static const struct tcase cases[] = {
 		{ MOV64_IMM(0, 0), JA(-1) },
 		ACCEPT, NULL, C(0, 0, 0, 1),
 		.runs = { FAULT(0, -1, 0, 0, BUDGET, 1) },
+	},
+	{
+		"a shift by a register below the width keeps its bound: a packet offset",
+		{ SHIFT_PKT(3) },
+		ACCEPT, NULL, C(4, 4, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x3200), RUN(17, -1, 0, 0, 1) },
+	},
+	{
+		"a shift by a register that may reach the width bounds nothing: checked",
+		{ SHIFT_PKT(64) },
+		ACCEPT, NULL, C(4, 3, 1, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x0201) },
+	},
+	{
+		"twelve paths into one block, no loop: not widened, the offset stays bounded",
+		{
+			CTX_DATA(2),
+			CTX_END(3),
+			ST(BPF_DW, 10, -16, 7),
+			ST(BPF_DW, 10, -8, 7),
+			MOV64_IMM(0, 0),
+			MOV64_REG(4, 2),
+			ALU64_IMM(BPF_ADD, 4, 1),
+			JMP_REG(BPF_JGT, 4, 3, 42),		/* to 50 */
+			LDX(BPF_B, 5, 2, 0),
+			JMP_IMM(BPF_JEQ, 5, 101, 12),
+			JMP_IMM(BPF_JEQ, 5, 102, 13),
+			JMP_IMM(BPF_JEQ, 5, 103, 14),
+			JMP_IMM(BPF_JEQ, 5, 104, 15),
+			JMP_IMM(BPF_JEQ, 5, 105, 16),
+			JMP_IMM(BPF_JEQ, 5, 106, 17),
+			JMP_IMM(BPF_JEQ, 5, 107, 18),
+			JMP_IMM(BPF_JEQ, 5, 108, 19),
+			JMP_IMM(BPF_JEQ, 5, 109, 20),
+			JMP_IMM(BPF_JEQ, 5, 110, 21),
+			JMP_IMM(BPF_JEQ, 5, 111, 22),
+			JMP_IMM(BPF_JEQ, 5, 112, 23),
+			JA(24),		/* 21: to 46 */
+			MOV64_IMM(0, 1),
+			JA(22),
+			MOV64_IMM(0, 2),
+			JA(20),
+			MOV64_IMM(0, 3),
+			JA(18),
+			MOV64_IMM(0, 4),
+			JA(16),
+			MOV64_IMM(0, 5),
+			JA(14),
+			MOV64_IMM(0, 6),
+			JA(12),
+			MOV64_IMM(0, 7),
+			JA(10),
+			MOV64_IMM(0, 8),
+			JA(8),
+			MOV64_IMM(0, 9),
+			JA(6),
+			MOV64_IMM(0, 10),
+			JA(4),
+			MOV64_IMM(0, 11),
+			JA(2),
+			MOV64_IMM(0, 12),
+			JA(0),
+			MOV64_REG(6, 10),		/* 46: the join */
+			ALU64_IMM(BPF_ADD, 6, -16),
+			ALU64_REG(BPF_ADD, 6, 0),
+			LDX(BPF_B, 0, 6, 0),		/* fp - 16 + [0, 12] */
+			EXIT,
+		},
+		ACCEPT, NULL, C(6, 6, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 7), RUN(64, 0, 105, 0, 0) },
 	},
 	{
 		"a backward jump that closes no cycle costs no budget",

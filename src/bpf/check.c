@@ -50,7 +50,11 @@
 #define MAX_CONTEXTS	4096		/* functions analysed per call string */
 #define MAX_WORK	(1U << 22)	/* instructions interpreted, all told */
 #define MAX_STATE_MEM	((size_t)256 << 20)
-#define WIDEN_AFTER	8		/* changes of a block's state, then widen */
+#define WIDEN_AFTER	8		/* changes of a loop head's state, then
+					 * widen */
+#define WIDEN_ACYCLIC	64		/* of any other block's (a net: every
+					 * cycle has a head, so these settle
+					 * once the heads do) */
 
 #define U32_MAX_	0xffffffffULL
 #define U64_MAX_	UINT64_MAX
@@ -66,6 +70,8 @@
 #define I_LEADER	(1U << 1)	/* starts a basic block */
 #define I_REACHED	(1U << 2)	/* reachable from its function's start */
 #define I_SUBSTART	(1U << 3)	/* a function starts here */
+#define I_LOOP_HEAD	(1U << 4)	/* a back edge (mark_back_edges) ends
+					 * here: a block widened */
 
 enum reg_type {
 	NOT_INIT,
@@ -1385,7 +1391,7 @@ static int child_ctx(struct env *e, uint32_t parent, uint32_t call,
  * the changes, so that a loop that keeps changing a state is widened.
  */
 static int keep_state(struct env *e, struct sstate **slot,
-		      const struct wstate *w, bool *changed)
+		      const struct wstate *w, bool head, bool *changed)
 {
 	struct sstate *s;
 	int err = 0;
@@ -1395,8 +1401,9 @@ static int keep_state(struct env *e, struct sstate **slot,
 		s = ss_make(e, w, NULL, &err);
 	} else {
 		ws_load(&e->tmp, *slot);
-		if (!ws_join((*slot)->changes >= WIDEN_AFTER ? e : NULL, e,
-			     &e->tmp, w))
+		if (!ws_join((*slot)->changes >= (head ? WIDEN_AFTER :
+						  WIDEN_ACYCLIC) ? e : NULL,
+			     e, &e->tmp, w))
 			return 0;
 		s = ss_make(e, &e->tmp, *slot, &err);
 		if (s)
@@ -1424,7 +1431,8 @@ static int flow(struct env *e, uint32_t c, uint32_t t, const struct wstate *w)
 	    e->insn_blk[t] < e->sub_blk[a->sub] ||
 	    e->insn_blk[t] >= e->sub_blk[a->sub + 1])
 		return internal(e, t, "flow into the middle of a block");
-	ret = keep_state(e, &a->blk[b], w, &changed);
+	ret = keep_state(e, &a->blk[b], w, e->iflags[t] & I_LOOP_HEAD,
+			 &changed);
 	if (ret || !changed || a->queued[b])
 		return ret;
 	a->queued[b] = 1;
@@ -1587,6 +1595,12 @@ static struct reg alu_range(uint8_t op, int16_t off, const struct reg *a,
 
 			if (a->umax <= (m >> k))
 				return scalar(a->umin << k, a->umax << k);
+		} else if (b->umax <= (is64 ? 63U : 31U) &&
+			   a->umax <= (m >> b->umax)) {
+			/* A shift by a range below the width (no masking):
+			 * xdp-filter's IPv6 header lengths, "len << (2 or
+			 * 3)", are bounded so. */
+			return scalar(a->umin << b->umin, a->umax << b->umax);
 		}
 		break;
 	case BPF_RSH:
@@ -1595,6 +1609,8 @@ static struct reg alu_range(uint8_t op, int16_t off, const struct reg *a,
 
 			return scalar(a->umin >> k, a->umax >> k);
 		}
+		if (b->umax <= (is64 ? 63U : 31U))
+			return scalar(a->umin >> b->umax, a->umax >> b->umin);
 		return scalar(0, a->umax);
 	case BPF_ARSH:
 		if (a->umax <= (m >> 1) && is_const(b)) {
@@ -2307,7 +2323,7 @@ static int do_call(struct env *e, uint32_t ci, struct wstate *w, uint32_t i)
 	if (ret)
 		return ret;
 	k = &e->ctx[kid];
-	ret = keep_state(e, &k->call_state, w, &changed);
+	ret = keep_state(e, &k->call_state, w, true, &changed);
 	if (ret || !changed)
 		return ret;
 	/* The callee starts with the arguments and a frame of its own. */
@@ -2352,7 +2368,7 @@ static int do_exit(struct env *e, uint32_t ci, struct wstate *w, uint32_t i)
 		return -EINVAL;
 	if (e->decide)
 		return 0;
-	ret = keep_state(e, &c->ret_state, w, &changed);
+	ret = keep_state(e, &c->ret_state, w, true, &changed);
 	if (ret || !changed || !c->call_state)
 		return ret;
 	combine(e, &e->ctx[ci], &e->edge);
@@ -2757,7 +2773,12 @@ static unsigned succs(const struct env *e, uint32_t i, uint32_t next[2])
  * code that jumps to them: xdp-filter has 20 such and no loop) costs
  * nothing. Jumps stay inside their function (check_structure), so the
  * walk from every instruction not yet reached, in order, is a walk of
- * each function. Without the memory, every backward jump, as before.
+ * each function. The instructions those edges go to are the loop heads
+ * (I_LOOP_HEAD): a set that cuts every cycle, so widening only there
+ * (keep_state) still ends the analysis, and a header walk without loops
+ * (xdp-filter's VLAN tags: many paths into one block) keeps its packet
+ * ranges however many paths join. Without the memory, every backward
+ * jump, and every block a head.
  */
 static void mark_back_edges(struct env *e)
 {
@@ -2767,11 +2788,14 @@ static void mark_back_edges(struct env *e)
 	uint32_t i, r, sp;
 
 	if (!on || !stk || !nsucc) {
-		for (i = 0; i < e->len; i++)
+		/* (every backward jump: every block widened) */
+		for (i = 0; i < e->len; i++) {
+			e->iflags[i] |= I_LOOP_HEAD;
 			if (!(e->iflags[i] & I_SECOND) &&
 			    is_jump(e->insns[i].code) &&
 			    jump_target(&e->insns[i], i) <= i)
 				e->aux[i].flags |= UXDP_BPF_AUX_BACK;
+		}
 		goto out;
 	}
 	for (r = 0; r < e->len; r++) {
@@ -2796,8 +2820,10 @@ static void mark_back_edges(struct env *e)
 			 * fall off the end is no edge) */
 			if (t >= e->len)
 				continue;
-			if (on[t] == 1)
+			if (on[t] == 1) {
 				e->aux[i].flags |= UXDP_BPF_AUX_BACK;
+				e->iflags[t] |= I_LOOP_HEAD;
+			}
 			else if (!on[t]) {
 				on[t] = 1;
 				stk[sp++] = t;
@@ -2816,7 +2842,6 @@ static void finish_aux(struct env *e)
 	struct uxdp_bpf_check_stats *st = &e->b->stats;
 	uint32_t i;
 
-	mark_back_edges(e);
 	for (i = 0; i < e->len; i++) {
 		struct uxdp_bpf_aux *x = &e->aux[i];
 		const struct bpf_insn *in = &e->insns[i];
@@ -2883,8 +2908,10 @@ int uxdp_bpf_prepare(struct uxdp_bpf_build *b)
 				 b->name ? b->name : "?");
 	}
 	ret = check_structure(e);
-	if (!ret)
+	if (!ret) {
+		mark_back_edges(e);
 		ret = check_flow(e);
+	}
 	if (ret == -ENOMEM)
 		ret = uxdp_fail(ENOMEM, "prog %s: out of memory",
 				prog_name(e));
