@@ -19,6 +19,7 @@
 #include <uxdp/xdp.h>
 
 #include "t_bpf.h"
+#include "t_bpf_cycles.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b)	((a) < (b) ? (a) : (b))
@@ -1267,69 +1268,16 @@ static uint32_t first_of(const struct uxdp_bpf_code *c, uint32_t orig)
 }
 
 
-/* Every cycle of @c's graph passes through a budget instruction: without
- * them (their edges out cut) a depth-first walk finds no edge back to an
- * instruction on its stack. (Local calls are an edge to the next: their
- * depth, not the budget, bounds them.) */
 static void assert_no_unbudgeted_cycle(const char *name,
 				       const struct uxdp_bpf_code *c)
 {
-	uint8_t *on = calloc(c->len, 1), *nx = calloc(c->len, 1);
-	uint32_t *stk = malloc(c->len * sizeof(*stk)), r, sp;
+	uint32_t from = 0, to = 0;
+	int ret = t_bpf_unbudgeted_cycle(c, &from, &to);
 
-	assert_non_null(on);
-	assert_non_null(nx);
-	assert_non_null(stk);
-	for (r = 0; r < c->len; r++) {
-		if (on[r])
-			continue;
-		sp = 0;
-		stk[sp++] = r;
-		on[r] = 1;
-		while (sp) {
-			uint32_t i = stk[sp - 1], next[2], n = 0, t;
-			const struct bpf_insn *in = &c->insns[i];
-			uint8_t cls = BPF_CLASS(in->code);
-
-			if (in->code == UXDP_BPF_OP_BUDGET ||
-			    in->code == (BPF_JMP | BPF_EXIT)) {
-				n = 0;
-			} else if (in->code == (BPF_LD | BPF_IMM | BPF_DW)) {
-				next[n++] = i + 2;
-			} else if ((cls == BPF_JMP || cls == BPF_JMP32) &&
-				   BPF_OP(in->code) != BPF_CALL &&
-				   in->code != UXDP_BPF_OP_CHECK &&
-				   in->code != UXDP_BPF_OP_TAIL_CALL) {
-				bool j32 = in->code == (BPF_JMP32 | BPF_JA);
-
-				next[n++] = (uint32_t)((int64_t)i + 1 +
-						       (j32 ? in->imm :
-							in->off));
-				if (BPF_OP(in->code) != BPF_JA)
-					next[n++] = i + 1;
-			} else {
-				next[n++] = i + 1;
-			}
-			if (nx[i] >= n) {
-				on[i] = 2;
-				sp--;
-				continue;
-			}
-			t = next[nx[i]++];
-			if (t >= c->len)
-				continue;
-			if (on[t] == 1)
-				fail_msg("%s: insn %u -> %u closes a cycle with "
-					 "no budget step", name, i, t);
-			if (!on[t]) {
-				on[t] = 1;
-				stk[sp++] = t;
-			}
-		}
-	}
-	free(on);
-	free(nx);
-	free(stk);
+	assert_int_not_equal(ret, -1);
+	if (ret)
+		fail_msg("%s: insn %u -> %u closes a cycle with no budget "
+			 "step", name, from, to);
 }
 
 /*

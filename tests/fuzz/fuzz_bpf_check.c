@@ -32,7 +32,7 @@
  * What is checked: prepare returns 0 with a code, or -EINVAL / -E2BIG with
  * no code and a message naming the program; an accepted code has
  * accesses = proven + checked, a check before exactly the checked
- * accesses and a budget before each backward jump, every instruction
+ * accesses, no cycle without a budget step (t_bpf_cycles.h), every instruction
  * valid (internal ones allowed), indexes before fixups in order, and
  * every jump and call landing on the first instruction made for its
  * target. Then the interpreter runs it (a budget of 4096 back edges) on
@@ -51,6 +51,7 @@
 #include <uxdp/xdp.h>
 
 #include "../../src/bpf/bpf_internal.h"
+#include "../t_bpf_cycles.h"
 
 #define MAX_INSNS	4096
 
@@ -492,10 +493,6 @@ static void verify(const struct uxdp_bpf_build *b)
 			t0 = (int64_t)c->orig_idx[k] + 1 +
 			     (j32 ? old->imm : old->off);
 			t1 = (int64_t)k + 1 + (j32 ? in->imm : in->off);
-			FZ_CHECK(t0 > c->orig_idx[k] ||
-				 (k && c->insns[k - 1].code ==
-				  UXDP_BPF_OP_BUDGET),
-				 "back edge at %u without a budget", k);
 		} else {
 			continue;
 		}
@@ -508,6 +505,15 @@ static void verify(const struct uxdp_bpf_build *b)
 		 st->checked);
 	FZ_CHECK(budgets == st->back_edges, "%u budgets, %u back edges",
 		 budgets, st->back_edges);
+	/* Every loop spends the budget (a backward jump that closes no
+	 * cycle need not). */
+	{
+		uint32_t from = 0, to = 0;
+		int cyc = t_bpf_unbudgeted_cycle(c, &from, &to);
+
+		FZ_CHECK(cyc == 0, "insn %u -> %u closes a cycle with no "
+			 "budget step (%d)", from, to, cyc);
+	}
 	free(first);
 }
 
