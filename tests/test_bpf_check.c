@@ -723,6 +723,20 @@ static const struct tcase cases[] = {
 		.runs = { RUN(0, -1, 0, 0, 5) },
 	},
 	{
+		"a loop closed on the fall-through of a checked access: budget, then check",
+		{
+			CTX_DATA(2),
+			MOV64_IMM(0, 0),
+			JA(1),				/* to 4 */
+			LDX(BPF_B, 3, 2, 0),		/* 3: checked */
+			ALU64_IMM(BPF_ADD, 0, 1),	/* 4 */
+			JMP_IMM(BPF_JLT, 0, 5, -3),	/* to 3 */
+			EXIT,
+		},
+		ACCEPT, NULL, C(2, 1, 1, 1),
+		.runs = { RUN(64, -1, 0, 0, 5) },
+	},
+	{
 		"an unbounded loop closed on a fall-through: the budget ends it",
 		{
 			MOV64_IMM(0, 0),
@@ -1314,8 +1328,14 @@ static void verify_code(const struct tcase *t, const struct uxdp_bpf_build *b)
 			continue;
 		}
 		if (in->code == UXDP_BPF_OP_CHECK) {
+			uint8_t nc = BPF_CLASS(c->insns[k + 1].code);
+
 			checks++;
 			assert_int_equal(c->orig_idx[k + 1], c->orig_idx[k]);
+			/* right before the access it guards */
+			if (nc != BPF_LDX && nc != BPF_ST && nc != BPF_STX)
+				fail_msg("%s: check at %u before 0x%02x",
+					 t->name, k, c->insns[k + 1].code);
 			continue;
 		}
 		if (in->code == UXDP_BPF_OP_BUDGET) {

@@ -275,12 +275,15 @@ int uxdp_bpf_fixup(struct uxdp_bpf_build *b, const struct uxdp_bpf_facts *f)
 		const struct bpf_insn *in = &b->insns[i];
 		uint32_t k = start[i];
 
-		if (needs_check(&aux[i]))
-			code->insns[k++] = check_insn(in, &aux[i]);
+		/* The budget first: a back edge's source may be an access
+		 * (a loop the walk closes on its fall-through), and a check
+		 * guards the instruction right after it. */
 		if (aux[i].flags & UXDP_BPF_AUX_BACK)
 			code->insns[k++] = (struct bpf_insn){
 				.code = UXDP_BPF_OP_BUDGET,
 			};
+		if (needs_check(&aux[i]))
+			code->insns[k++] = check_insn(in, &aux[i]);
 		for (k = start[i]; k <= pos[i]; k++)
 			code->orig_idx[k] = i;
 		gl = inline_lookup(b, &aux[i], gen);
