@@ -2158,6 +2158,40 @@ static void test_regs_zero(void **state)
 	tp_free(&p);
 }
 
+/* With the pass's word that nothing reads a register before writing it
+ * (init_proven), the prologue zeroes none: the same results from code a
+ * few bytes shorter (xor r, r per register: 2 or 3 bytes). */
+static void test_regs_init_proven(void **state)
+{
+	uint64_t mem[10];
+	struct tp p = { 0 };
+	struct uxdp_bpf_code c;
+	struct uxdp_bpf_jit *zeroing, *lean;
+	struct uxdp_bpf_run run = { 0 };
+	int k;
+
+	(void)state;
+	tp_begin_dump(&p);
+	for (k = 0; k <= 9; k++)
+		if (k != 1)
+			A(&p, MOV64_K(k, 40 + k));
+	tp_end_dump(&p);
+	c = t_code(&p);
+	zeroing = t_compile(&c);
+	c.init_proven = true;
+	lean = t_compile(&c);
+	assert_true(uxdp_bpf_jit_size(lean) + 2 * 8 <=
+		    uxdp_bpf_jit_size(zeroing));
+	uxdp_bpf_jit_run(lean, &run, (uint64_t)(uintptr_t)mem, sizeof(mem));
+	assert_int_equal(run.fault, 0);
+	for (k = 0; k <= 9; k++)
+		if (k != 1)
+			assert_int_equal(mem[k], 40 + k);
+	uxdp_bpf_jit_free(zeroing);
+	uxdp_bpf_jit_free(lean);
+	tp_free(&p);
+}
+
 static void test_fall_off_end(void **state)
 {
 	struct tp p = { 0 };
@@ -2636,6 +2670,7 @@ int main(void)
 		cmocka_unit_test(test_tail_calls),
 		cmocka_unit_test(test_ldx_ctx),
 		cmocka_unit_test(test_regs_zero),
+		cmocka_unit_test(test_regs_init_proven),
 		cmocka_unit_test(test_fall_off_end),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_leaf),

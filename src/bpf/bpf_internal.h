@@ -248,6 +248,11 @@ struct uxdp_bpf_code {
 	 * no depth test at run time. A raw code (the conformance plugin's,
 	 * no pass) keeps the test. */
 	bool depth_proven;
+	/* Set with it: the pass refused every read of a register before
+	 * its first write (helpers' unused arguments are not read), so the
+	 * JIT's prologue need not zero any to match the interpreter's start
+	 * at 0. */
+	bool init_proven;
 	/* The JIT's, once compiled: an entry a tail call may jump to
 	 * (past the prologue). NULL: interpreted. */
 	void *jit_tail_entry;

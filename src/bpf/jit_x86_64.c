@@ -668,8 +668,10 @@ static void jit_frame(struct jit *j)
 	}
 	if (named & 1U << 10)
 		j->need_fp = true;
-	/* r1 and r2 are the arguments: never zeroed. */
-	j->zero = named & (uint16_t)~(1U << 1 | 1U << 2 | 1U << 10);
+	/* r1 and r2 are the arguments: never zeroed; none when the pass
+	 * proved that nothing reads a register before writing it. */
+	j->zero = code->init_proven ? 0 :
+		  named & (uint16_t)~(1U << 1 | 1U << 2 | 1U << 10);
 	j->save = 0;
 	for (r = 6; r <= 9; r++)
 		if (named & 1U << r)

@@ -210,8 +210,10 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 	lp->linked = b->insns;
 	lp->linked_len = linked;
 	lp->check = b->stats;
-	/* uxdp_bpf_prepare()'s code: check_structure() bounded the calls. */
+	/* uxdp_bpf_prepare()'s code: check_structure() bounded the calls,
+	 * check_flow() refused every read of a register not yet written. */
 	lp->code->depth_proven = true;
+	lp->code->init_proven = true;
 	if (engine != UXDP_BPF_ENGINE_INTERP) {
 		err = uxdp_bpf_prog_jit_compile(lp->code, &lp->jit);
 		if (err && engine == UXDP_BPF_ENGINE_JIT) {
