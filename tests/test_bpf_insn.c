@@ -849,8 +849,8 @@ static void test_tail_call(void **state)
 	uxdp_bpf_raw_free(in_call);
 }
 
-/* An opcode no row has ends the run (FAULT_INSN), as does a helper slot
- * that holds none. Neither passes raw.c, so the code is patched after. */
+/* An opcode no row has ends the run (FAULT_INSN), as do a register past
+ * r10 and a helper slot that holds none. Neither passes raw.c, so the code is patched after. */
 static void test_bad_opcode(void **state)
 {
 	struct uxdp_bpf_code *code = code_of("mov %r0, 1\nmov %r1, 5\n"
@@ -864,6 +864,22 @@ static void test_bad_opcode(void **state)
 		if (uxdp_bpf_ops[c].mnemonic)
 			continue;
 		code->insns[1].code = (uint8_t)c;
+		assert_int_equal(run_code(code, &run, 0, 0), 0);
+		assert_int_equal(run.fault, UXDP_BPF_FAULT_INSN);
+		assert_int_equal(run.fault_pc, 1);
+	}
+	/* A register past r10 (validation refuses it): no read or write
+	 * past the register file (AddressSanitizer), the run ends there. */
+	for (c = 11; c <= 15; c++) {
+		code->insns[1] = (struct bpf_insn){
+			.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 1,
+			.src_reg = (uint8_t)c };
+		assert_int_equal(run_code(code, &run, 0, 0), 0);
+		assert_int_equal(run.fault, UXDP_BPF_FAULT_INSN);
+		assert_int_equal(run.fault_pc, 1);
+		code->insns[1] = (struct bpf_insn){
+			.code = BPF_ALU64 | BPF_MOV | BPF_K,
+			.dst_reg = (uint8_t)c, .imm = 5 };
 		assert_int_equal(run_code(code, &run, 0, 0), 0);
 		assert_int_equal(run.fault, UXDP_BPF_FAULT_INSN);
 		assert_int_equal(run.fault_pc, 1);

@@ -256,6 +256,9 @@ struct uxdp_bpf_code {
 	/* The JIT's, once compiled: an entry a tail call may jump to
 	 * (past the prologue). NULL: interpreted. */
 	void *jit_tail_entry;
+	/* The interpreter's decoded form (uxdp_bpf_interp_prepare()),
+	 * owned, freed with the code; NULL: decoded for each run. */
+	void *interp;
 };
 
 /*
@@ -305,6 +308,15 @@ extern __thread struct uxdp_bpf_run *uxdp_bpf_cur
  */
 uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
 			     uint64_t r2);
+
+/*
+ * Decode @code once for the interpreter (code->interp): each instruction
+ * as its row's label, its registers and operands, so a run dispatches
+ * without decoding. A code not prepared is decoded for each run (and each
+ * tail call into it); a run that cannot get the memory for that ends with
+ * UXDP_BPF_FAULT_INSN at 0. 0 or -ENOMEM.
+ */
+int uxdp_bpf_interp_prepare(struct uxdp_bpf_code *code);
 
 /* The JIT (x86-64 only: elsewhere compile returns -EOPNOTSUPP). */
 struct uxdp_bpf_jit;

@@ -171,6 +171,7 @@ void uxdp_bpf_code_free(struct uxdp_bpf_code *code)
 	free(code->orig_idx);
 	free(code->helpers);
 	free(code->regions);
+	free(code->interp);
 	free(code);
 }
 

@@ -233,6 +233,10 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 			      run_jit_leaf;
 		}
 	}
+	if (!lp->jit && uxdp_bpf_interp_prepare(lp->code)) {
+		loaded_free(lp);
+		return uxdp_fail(ENOMEM, "prog %s: out of memory", b->name);
+	}
 	prog = uxdp_prog_create_ex(b->name, run, lp, loaded_free);
 	if (!prog) {
 		err = -errno;
