@@ -1209,6 +1209,31 @@ static void t_err_has(struct t_env *e, const char *needle)
 	}
 }
 
+/* How many times @needle is on uxdp-fwd's stderr so far. */
+static unsigned t_err_count(struct t_env *e, const char *needle)
+{
+	const char *p;
+	unsigned n = 0;
+
+	t_slurp(e->err, e->ebuf, sizeof(e->ebuf));
+	for (p = e->ebuf; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* Wait for @needle to be said once more than the @before times it was. */
+static void t_err_more(struct t_env *e, const char *needle, unsigned before)
+{
+	uint64_t t0 = t_now_ms();
+
+	while (t_err_count(e, needle) <= before) {
+		if (t_now_ms() - t0 > T_UP_MS)
+			fail_msg("no new \"%s\" on uxdp-fwd's stderr in %d ms: "
+				 "%s", needle, T_UP_MS, e->ebuf);
+		usleep(2000);
+	}
+}
+
 /* uxdp-fwd's CPU time so far, in ms (every thread), from /proc. */
 static uint64_t t_fwd_cpu_ms(const struct t_env *e)
 {
@@ -1342,7 +1367,8 @@ static void test_link_down_and_gone(void **state)
 	t_rm_dir(e->dir);
 }
 
-/* --wait-link: d1 deleted and made again; uxdp-fwd binds to the new one. */
+/* --wait-link: d1 deleted and made again; uxdp-fwd binds to the new one
+ * once its link is up (made up, and made down then brought up in steps). */
 static void test_link_wait(void **state)
 {
 	struct t_env *e = *state;
@@ -1352,6 +1378,14 @@ static void test_link_wait(void **state)
 		.src = e->mac_s0, .seq0 = 600000, .n = 60,
 	};
 	struct t_got g;
+	static const char gone[] = "uxdp-fwd: d1: the interface is gone";
+	static const char nobind[] = "uxdp-fwd: d1: the interface is back, but "
+				     "it cannot be bound";
+	static const char wait[] = "uxdp-fwd: d1: the interface is back, its "
+				   "link down: waiting for it";
+	static const char up[] = "uxdp-fwd: d1: link up: bound again, "
+				 "forwarding";
+	unsigned n_gone, n_nobind, n_wait, n_up;
 
 	t_fwd_start(e, 0, T_ARGS("-d", T_LIMIT, "--wait-link", "afxdp:d0",
 				 "afxdp:d1"));
@@ -1367,11 +1401,38 @@ static void test_link_wait(void **state)
 	assert_false(t_fwd_gone(e));
 	assert_int_equal(tb_veth_add(e->tb, e->d, "d1", e->r, "r1", &vo), 0);
 	assert_int_equal(tb_pkt_open(e->r, "r1", &e->fd_r), 0);
-	t_err_has(e, "uxdp-fwd: d1: the interface is back: bound again");
+	/* Bound once its link is up: at once ("the interface is back:
+	 * bound again") or, when uxdp-fwd saw it before r1 was up, after
+	 * "its link down: waiting for it" ("link up: bound again"). */
+	t_err_has(e, "uxdp-fwd: d1: the interface is back");
+	t_err_has(e, "bound again, forwarding");
 	sr.rx = e->fd_r;
 	sr.seq0 = 610000;
 	t_exchange(&sr, &g);
 	t_exactly(e, &sr, &g, "S -> R, to the interface made again");
+	/* Made again with its link down (both ends down): bound only once
+	 * it is up, so nothing sent after that is dropped as down. */
+	close(e->fd_r);
+	e->fd_r = -1;
+	n_gone = t_err_count(e, gone);
+	n_nobind = t_err_count(e, nobind);
+	n_wait = t_err_count(e, wait);
+	n_up = t_err_count(e, up);
+	assert_int_equal(tb_link_del(e->d, "d1"), 0);
+	t_err_more(e, gone, n_gone);
+	vo.down = true;
+	assert_int_equal(tb_veth_add(e->tb, e->d, "d1", e->r, "r1", &vo), 0);
+	t_err_more(e, nobind, n_nobind);
+	/* d1 up, r1 down: bound, no carrier, so down again and waiting */
+	assert_int_equal(tb_link_set(e->d, "d1", true, 0), 0);
+	t_err_more(e, wait, n_wait);
+	assert_int_equal(tb_link_set(e->r, "r1", true, 0), 0);
+	assert_int_equal(tb_pkt_open(e->r, "r1", &e->fd_r), 0);
+	t_err_more(e, up, n_up);
+	sr.rx = e->fd_r;
+	sr.seq0 = 620000;
+	t_exchange(&sr, &g);
+	t_exactly(e, &sr, &g, "S -> R, to the interface made again down");
 	t_fwd_stop(e, SIGINT);
 	t_exit_is(e, 0);
 	t_clean(e);

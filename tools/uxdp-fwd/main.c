@@ -1454,6 +1454,37 @@ static void port_relink(struct port *pt, const char *why)
 }
 
 /*
+ * An interface made again: bind the port to it, then ask its link. Such an
+ * interface comes up in steps (made, set up, and for a veth its peer set
+ * up), and a port bound before it has its carrier would go down at the
+ * next check, dropping what came meanwhile: until the link is up the port
+ * stays down, and the check that sees it up binds it ("link up").
+ */
+static void port_back(struct port *pt)
+{
+	const char *name = uxdp_dev_name(pt->tp.dev);
+	struct uxdp_link_info li;
+
+	if (uxdp_dev_up(pt->tp.dev)) {
+		port_relink(pt, "the interface is back");	/* says why */
+		return;
+	}
+	if (!uxdp_dev_link(pt->tp.dev, &li) && li.state != UXDP_LINK_UP) {
+		uxdp_dev_down(pt->tp.dev);
+		tmsg(PROG_NAME, "%s: the interface is back, its link down: "
+		     "waiting for it", name);
+		pt->link = li;
+		pt->link_down = true;
+		pt->up_failed = false;
+		return;
+	}
+	tmsg(PROG_NAME, "%s: the interface is back: bound again, forwarding",
+	     name);
+	pt->link_down = false;
+	pt->up_failed = false;
+}
+
+/*
  * Ask every port for its link and act on what changed: down (no carrier,
  * or the interface down), the port goes down too, so what its kernel
  * rings hold comes back counted (drained) and nothing polls or kicks it;
@@ -1502,7 +1533,7 @@ static void check_links(struct fwd *f)
 				uxdp_dev_down(pt->tp.dev);
 				pt->link_down = true;
 			}
-			port_relink(pt, "the interface is back");
+			port_back(pt);
 			continue;
 		}
 		if (li.state == UXDP_LINK_DOWN) {
