@@ -1963,6 +1963,122 @@ static void test_budget(void **state)
 
 /* A program that counts its runs in mem[0] and tail-calls slot r3 of
  * @arr, then returns the count + 1000 * r0-at-fall-through marker. */
+/*
+ * The budget in a register (a loop whose code leaves one of r6..r9 free):
+ * the JIT against the interpreter on r0, the fault and its index and the
+ * budget left, with budgets that end the loop early, on its last pass and
+ * not at all, for a plain loop, a loop that calls a helper (r6 its
+ * counter: the budget moves to r7's register), one that calls a function
+ * with a loop of its own (the depth proven: both share the register), one
+ * that a failed check ends, one an UNWIND helper ends, and a loop entered
+ * by a tail call from a program that keeps its budget in the run.
+ */
+enum { BR_PLAIN, BR_HELPER, BR_CALL, BR_CHECK, BR_UNWIND, BR_TAIL, BR_N };
+
+static void tp_budget_loop(struct tp *p, int kind, int32_t n)
+{
+	uint32_t call = 0;
+
+	switch (kind) {
+	case BR_PLAIN:
+		A(p, MOV64_K(0, 0), ALU64_K(BPF_ADD, 0, 1), BUDGET,
+		  JMP_K(BPF_JNE, 0, n, -3), EXIT);
+		break;
+	case BR_HELPER:
+		A(p, MOV64_K(6, 0), ALU64_K(BPF_ADD, 6, 1), MOV64_X(1, 6),
+		  MOV64_K(2, 0), MOV64_K(3, 0), MOV64_K(4, 0), MOV64_K(5, 0),
+		  CALL(H_SUM5), BUDGET, JMP_K(BPF_JNE, 6, n, -9),
+		  ALU64_X(BPF_ADD, 0, 6), EXIT);
+		break;
+	case BR_CALL:
+		call = p->n + 2;
+		A(p, MOV64_K(6, 0), ALU64_K(BPF_ADD, 6, 1), CALL_LOCAL(0),
+		  BUDGET, JMP_K(BPF_JNE, 6, n, -4), ALU64_X(BPF_ADD, 0, 6),
+		  EXIT);
+		p->in[call].imm = (int32_t)(p->n - call - 1);
+		/* the callee: three passes of its own */
+		A(p, MOV64_K(0, 0), ALU64_K(BPF_ADD, 0, 1), BUDGET,
+		  JMP_K(BPF_JNE, 0, 3, -3), EXIT);
+		break;
+	case BR_CHECK:
+		/* r3 = mem + r0 * 8: the check fails on the 5th pass */
+		A(p, MOV64_K(0, 0), MOV64_X(3, 0), ALU64_K(BPF_LSH, 3, 3),
+		  ALU64_X(BPF_ADD, 3, 1),
+		  CHECK(3, 0, UXDP_BPF_CHECK_IMM(8, UXDP_BPF_MEM_RAW, false,
+						 0)),
+		  LDX(BPF_DW, 4, 3, 0), ALU64_K(BPF_ADD, 0, 1), BUDGET,
+		  JMP_K(BPF_JNE, 0, n, -9), EXIT);
+		break;
+	case BR_UNWIND:
+		/* unwind(n - 4 - r6) returns 0 on the 4th pass */
+		A(p, MOV64_K(6, 0), ALU64_K(BPF_ADD, 6, 1), MOV64_K(1, n - 4),
+		  ALU64_X(BPF_SUB, 1, 6), CALL(H_UNWIND), BUDGET,
+		  JMP_K(BPF_JNE, 6, n, -6), MOV64_X(0, 6), EXIT);
+		break;
+	}
+}
+
+static void budget_reg_case(int kind, uint64_t budget)
+{
+	const struct uxdp_bpf_code *slots[1] = { NULL };
+	struct uxdp_bpf_prog_array arr = { 1, slots };
+	struct tp p = { 0 }, pt = { 0 };
+	struct uxdp_bpf_code c, target;
+	struct uxdp_bpf_jit *jit, *jtarget = NULL;
+	struct uxdp_bpf_run ri = { 0 }, rj = { 0 };
+	uint64_t mem[4] = { 0 }, r0i, r0j;
+	const int32_t n = 10;
+
+	if (kind == BR_TAIL) {
+		/* three passes here, then the plain loop of the target */
+		tp_budget_loop(&pt, BR_PLAIN, n);
+		target = t_code_h(&pt);
+		target.budget = budget;
+		jtarget = t_compile(&target);
+		slots[0] = &target;
+		A(&p, MOV64_K(6, 0), ALU64_K(BPF_ADD, 6, 1), BUDGET,
+		  JMP_K(BPF_JNE, 6, 3, -3));
+		tp_lddw(&p, 2, (uint64_t)(uintptr_t)&arr);
+		A(&p, MOV64_K(3, 0), TAIL_CALL, MOV64_K(0, 77), EXIT);
+	} else {
+		tp_budget_loop(&p, kind, n);
+	}
+	c = t_code_h(&p);
+	c.budget = budget;
+	c.depth_proven = kind == BR_CALL;
+	jit = t_compile(&c);
+	r0j = uxdp_bpf_jit_run(jit, &rj, (uint64_t)(uintptr_t)mem,
+			       sizeof(mem));
+	ri.code = &c;
+	ri.mem = (uint8_t *)mem;
+	ri.mem_len = sizeof(mem);
+	r0i = uxdp_bpf_interp_run(&ri, (uint64_t)(uintptr_t)mem, sizeof(mem));
+	if (r0i != r0j || ri.fault != rj.fault ||
+	    ri.fault_pc != rj.fault_pc || ri.budget != rj.budget)
+		fail_msg("kind %d budget %" PRIu64 ": interp r0 %" PRIu64
+			 " fault %u at %u budget %" PRIu64 ", jit r0 %" PRIu64
+			 " fault %u at %u budget %" PRIu64, kind, budget, r0i,
+			 ri.fault, ri.fault_pc, ri.budget, r0j, rj.fault,
+			 rj.fault_pc, rj.budget);
+	uxdp_bpf_jit_free(jit);
+	uxdp_bpf_jit_free(jtarget);
+	tp_free(&p);
+	tp_free(&pt);
+}
+
+static void test_budget_reg(void **state)
+{
+	static const uint64_t budgets[] = { 1, 2, 9, 10, 11, 12, 30, 39,
+					    40, 41, 1000 };
+	size_t b;
+	int kind;
+
+	(void)state;
+	for (kind = 0; kind < BR_N; kind++)
+		for (b = 0; b < ARRAY_SIZE(budgets); b++)
+			budget_reg_case(kind, budgets[b]);
+}
+
 static void tp_tail_self(struct tp *p, struct uxdp_bpf_prog_array *arr,
 			 int32_t slot)
 {
@@ -2667,6 +2783,7 @@ int main(void)
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_check_regions),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_budget_reg),
 		cmocka_unit_test(test_tail_calls),
 		cmocka_unit_test(test_ldx_ctx),
 		cmocka_unit_test(test_regs_zero),

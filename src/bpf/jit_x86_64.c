@@ -114,6 +114,7 @@ struct uxdp_bpf_jit {
 	size_t map_len;			/* bytes mapped */
 	uint32_t *addrs;		/* end of each instruction */
 	uint32_t prologue;		/* where instruction 0 starts */
+	uint32_t tail;			/* where a tail call enters */
 	unsigned passes;
 	uxdp_bpf_jit_fn entry;
 	bool leaf;			/* the code never reads the run */
@@ -153,6 +154,10 @@ struct jit {
 	bool need_run;
 	bool local_calls;		/* bpf-to-bpf calls */
 	bool need_fp;
+	/* The native register the budget lives in (jit_frame()), -1: in
+	 * run->budget. */
+	int breg;
+	uint32_t tail;			/* the prologue's tail entry */
 	/* Per bpf-to-bpf call target, what a call to it saves
 	 * (callee_saves()); NULL: the full five-push frame. */
 	uint8_t *call_save;
@@ -550,7 +555,10 @@ static void emit_fill_run(struct jit *j)
 	emit_rm(j, X_W, 0x8d, AUX2, RCX,
 		-(int32_t)(UXDP_BPF_MAX_DEPTH * FRAME));	/* lea r10 */
 	emit_rm(j, X_W, 0x89, AUX2, RUN, RUN_OFF(stack_lo));
-	if (j->budgets || j->tail_calls) {
+	if (j->breg >= 0) {
+		emit_rm(j, X_W, 0x8b, j->breg, AUX,
+			(int32_t)offsetof(struct uxdp_bpf_code, budget));
+	} else if (j->budgets || j->tail_calls) {
 		emit_rm(j, X_W, 0x8b, AUX2, AUX,
 			(int32_t)offsetof(struct uxdp_bpf_code, budget));
 		emit_rm(j, X_W, 0x89, AUX2, RUN, RUN_OFF(budget));
@@ -605,7 +613,12 @@ static void emit_prologue(struct jit *j)
 	call = here(j);
 	emit4(j, 0);
 	emit_epilogue(j);
-	/* rel32 from the end of the call to the tail entry, here */
+	/* The tail entry: a tail call from another program lands here, in
+	 * its frame, with the budget in its run. */
+	j->tail = here(j);
+	if (j->breg >= 0)
+		emit_rm(j, X_W, 0x8b, j->breg, RUN, RUN_OFF(budget));
+	/* rel32 from the end of the call to the body, here */
 	memcpy(j->buf + (call - j->pos), &(uint32_t){ here(j) - call - 4 }, 4);
 }
 
@@ -682,6 +695,24 @@ static void jit_frame(struct jit *j)
 	 * only the registers the code names change.) */
 	if (j->need_fp)
 		j->save |= 1U << RBP;
+	/*
+	 * The budget in a register when one of r6..r9 is free (the code
+	 * never names it): a back edge is then sub and jb, not a
+	 * read-modify-write of run->budget, whose store-to-load latency
+	 * chained every pass of a loop. Every exit and the unwind (which
+	 * every fault ends in) write it back to the run; the tail entry
+	 * reads it from there. Not with tail calls (the full frame) nor with the depth
+	 * test's five-push calls, which would restore it.
+	 */
+	j->breg = -1;
+	if (j->budgets && !j->tail_calls &&
+	    (!j->local_calls || code->depth_proven))
+		for (r = 6; r <= 9; r++)
+			if (!(named & 1U << r)) {
+				j->breg = reg_map[r];
+				j->save |= (uint16_t)(1U << reg_map[r]);
+				break;
+			}
 }
 
 /* ---- ALU ------------------------------------------------------------------ */
@@ -1075,6 +1106,8 @@ static void emit_local_call(struct jit *j, uint32_t target)
  * prologue's epilogue (emit_prologue). */
 static void emit_exit(struct jit *j)
 {
+	if (j->breg >= 0)		/* the budget back in the run */
+		emit_rm(j, X_W, 0x89, j->breg, RUN, RUN_OFF(budget));
 	emit1(j, 0xc3);
 }
 
@@ -1142,7 +1175,10 @@ static void emit_budget(struct jit *j)
 {
 	uint32_t stub = new_site(j, UXDP_BPF_FAULT_BUDGET);
 
-	emit_alu_imm_mem(j, X_W, 5, RUN, RUN_OFF(budget), 1);
+	if (j->breg >= 0)
+		emit_alu_imm(j, X_W, 5, j->breg, 1);		/* sub breg, 1 */
+	else
+		emit_alu_imm_mem(j, X_W, 5, RUN, RUN_OFF(budget), 1);
 	emit_jump(j, CC_B, stub);
 }
 
@@ -1885,6 +1921,8 @@ static int jit_pass(struct jit *j)
 		skip = emit_fwd8(j, CC_NE);
 		emit_rm(j, X_W, 0xc7, 0, RUN, RUN_OFF(budget));
 		emit4(j, 0);
+		if (j->breg >= 0)	/* (the unwind after stores it) */
+			emit_rr(j, 0, 0x31, j->breg, j->breg);
 		patch8(j, skip);
 	}
 	emit_rr(j, 0, 0x31, RAX, RAX);
@@ -1893,6 +1931,8 @@ static int jit_pass(struct jit *j)
 	 * prologue saved it when the code reads the run, as every way here
 	 * does), then the return to the epilogue. */
 	j->nunwind = j->pos;
+	if (j->breg >= 0)
+		emit_rm(j, X_W, 0x89, j->breg, RUN, RUN_OFF(budget));
 	emit_rm(j, X_W, 0x8b, AUX, RUN, RUN_OFF(stack_hi));
 	emit_rm(j, X_W, 0x8b, RSP, AUX, 0);
 	emit1(j, 0xc3);
@@ -1949,6 +1989,7 @@ static uint32_t prologue_len(const struct jit *from)
 	j.code = from->code;
 	j.budgets = from->budgets;
 	j.tail_calls = from->tail_calls;
+	j.breg = from->breg;
 	emit_prologue(&j);
 	return j.pos + j.n;
 }
@@ -2062,7 +2103,8 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 	jit->entry = (uxdp_bpf_jit_fn)(void *)jit->image;
 	jit->leaf = !j.need_run;
 	jit->cur = j.helpers || j.tail_calls;
-	code->jit_tail_entry = jit->image + j.prologue;
+	jit->tail = j.tail;
+	code->jit_tail_entry = jit->image + j.tail;
 	free(j.naddrs);
 	free(j.site_kind);
 	free(j.site_pc);
@@ -2154,7 +2196,7 @@ void uxdp_bpf_jit_free(struct uxdp_bpf_jit *jit)
 {
 	if (!jit)
 		return;
-	if (jit->code->jit_tail_entry == jit->image + jit->prologue)
+	if (jit->code->jit_tail_entry == jit->image + jit->tail)
 		jit->code->jit_tail_entry = NULL;
 	munmap(jit->image, jit->map_len);
 	free(jit->addrs);
