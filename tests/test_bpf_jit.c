@@ -1175,10 +1175,24 @@ static const struct uxdp_bpf_helper helper_unwind = {
 	.id = 5, .name = "unwind", .fn = h_echo,
 	.flags = UXDP_BPF_HELPER_UNWIND,
 };
+
+/* The budget left, as the helper's run has it; and one spent. */
+static uint64_t h_budget(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+			 uint64_t e)
+{
+	(void)a, (void)b, (void)c, (void)d, (void)e;
+	if (uxdp_bpf_cur->budget)
+		uxdp_bpf_cur->budget--;
+	return uxdp_bpf_cur->budget;
+}
+static const struct uxdp_bpf_helper helper_budget = {
+	.id = 1003, .name = "budget", .fn = h_budget,
+};
 static const struct uxdp_bpf_helper *const t_helpers[] = {
 	&helper_sum5, &helper_cur, &helper_align, &helper_unwind,
+	&helper_budget,
 };
-enum { H_SUM5, H_CUR, H_ALIGN, H_UNWIND };
+enum { H_SUM5, H_CUR, H_ALIGN, H_UNWIND, H_BUDGET };
 
 static struct uxdp_bpf_code t_code_h(struct tp *p)
 {
@@ -1968,12 +1982,14 @@ static void test_budget(void **state)
  * the JIT against the interpreter on r0, the fault and its index and the
  * budget left, with budgets that end the loop early, on its last pass and
  * not at all, for a plain loop, a loop that calls a helper (r6 its
- * counter: the budget moves to r7's register), one that calls a function
+ * counter: the budget moves to r7's register), one whose helper reads
+ * the run's budget and spends some, one that calls a function
  * with a loop of its own (the depth proven: both share the register), one
  * that a failed check ends, one an UNWIND helper ends, and a loop entered
  * by a tail call from a program that keeps its budget in the run.
  */
-enum { BR_PLAIN, BR_HELPER, BR_CALL, BR_CHECK, BR_UNWIND, BR_TAIL, BR_N };
+enum { BR_PLAIN, BR_HELPER, BR_CALL, BR_CHECK, BR_UNWIND, BR_SEEN, BR_TAIL,
+       BR_N };
 
 static void tp_budget_loop(struct tp *p, int kind, int32_t n)
 {
@@ -2008,6 +2024,12 @@ static void tp_budget_loop(struct tp *p, int kind, int32_t n)
 						 0)),
 		  LDX(BPF_DW, 4, 3, 0), ALU64_K(BPF_ADD, 0, 1), BUDGET,
 		  JMP_K(BPF_JNE, 0, n, -9), EXIT);
+		break;
+	case BR_SEEN:
+		/* r7 += the budget a helper reads (and spends one of) */
+		A(p, MOV64_K(6, 0), MOV64_K(7, 0), ALU64_K(BPF_ADD, 6, 1),
+		  CALL(H_BUDGET), ALU64_X(BPF_ADD, 7, 0), BUDGET,
+		  JMP_K(BPF_JNE, 6, n, -5), MOV64_X(0, 7), EXIT);
 		break;
 	case BR_UNWIND:
 		/* unwind(n - 4 - r6) returns 0 on the 4th pass */

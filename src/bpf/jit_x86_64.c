@@ -700,8 +700,9 @@ static void jit_frame(struct jit *j)
 	 * never names it): a back edge is then sub and jb, not a
 	 * read-modify-write of run->budget, whose store-to-load latency
 	 * chained every pass of a loop. Every exit and the unwind (which
-	 * every fault ends in) write it back to the run; the tail entry
-	 * reads it from there. Not with tail calls (the full frame) nor with the depth
+	 * every fault ends in) write it back to the run, and every helper
+	 * call has it there and reads it back; the tail entry reads it
+	 * from there. Not with tail calls (the full frame) nor with the depth
 	 * test's five-push calls, which would restore it.
 	 */
 	j->breg = -1;
@@ -1122,7 +1123,14 @@ static int emit_helper_call(struct jit *j, const struct bpf_insn *in,
 		*why = "call of a helper slot the program does not have";
 		return -1;
 	}
+	/* A helper sees the run as it is (a test's reads the budget; a
+	 * helper may spend it): the budget register goes to the run around
+	 * the call, and comes back from it. */
+	if (j->breg >= 0)
+		emit_rm(j, X_W, 0x89, j->breg, RUN, RUN_OFF(budget));
 	emit_call_abs(j, (const void *)h->fn);
+	if (j->breg >= 0)
+		emit_rm(j, X_W, 0x8b, j->breg, RUN, RUN_OFF(budget));
 	if (h->flags & UXDP_BPF_HELPER_UNWIND) {
 		emit_rr(j, X_W, 0x85, RAX, RAX);
 		emit_jump(j, CC_E, j->ounwind);
