@@ -681,10 +681,15 @@ static void jit_frame(struct jit *j)
 	}
 	if (named & 1U << 10)
 		j->need_fp = true;
-	/* r1 and r2 are the arguments: never zeroed; none when the pass
-	 * proved that nothing reads a register before writing it. */
-	j->zero = code->init_proven ? 0 :
-		  named & (uint16_t)~(1U << 1 | 1U << 2 | 1U << 10);
+	/* r1 and r2 are the arguments: never zeroed. When the pass proved
+	 * that nothing reads a register before writing it, only r3..r5 of
+	 * code that calls helpers: a helper may read arguments its prototype does
+	 * not declare (trace_printk formats r3..r5), and unzeroed they would
+	 * be the run's address, fp and the caller's r8. */
+	j->zero = named & (uint16_t)~(1U << 1 | 1U << 2 | 1U << 10);
+	if (code->init_proven)
+		j->zero &= j->helpers ? (uint16_t)(1U << 3 | 1U << 4 | 1U << 5) :
+			   0;
 	j->save = 0;
 	for (r = 6; r <= 9; r++)
 		if (named & 1U << r)
@@ -1025,6 +1030,7 @@ static void emit_call_depth(struct jit *j)
  * rsp 16-aligned. */
 #define CS_REGS		0x0fU
 #define CS_C_CALL	0x10U
+#define CS_DONE		0x80U	/* (plan_call_saves(): computed) */
 
 /* The pushes of a call to a target with saves @cs, in push order. */
 static const uint8_t cs_regs[4] = { RBX, R13, R14, R15 };	/* r6..r9 */
@@ -1754,7 +1760,9 @@ static int plan_call_saves(struct jit *j)
 			continue;
 		if (!target_ok(code, i, in->imm, &t))
 			continue;	/* emit_insn refuses it */
-		j->call_save[t] = callee_saves(code, t, seen, stack);
+		if (!(j->call_save[t] & CS_DONE))	/* once a target */
+			j->call_save[t] = callee_saves(code, t, seen,
+						       stack) | CS_DONE;
 	}
 	free(seen);
 	free(stack);
