@@ -743,6 +743,9 @@ static void test_fuzz_regressions(void **state)
 		  "more than an array value may hold (4194304)" },
 		{ "regress-call-no-reloc", false, EINVAL,
 		  "the call at instruction 0 has no relocation" },
+		{ "regress-call-reloc-skipped-name", false, EINVAL,
+		  "its relocation is in .rel.debug_addr, a section libbpf "
+		  "skips by its name" },
 		{ "regress-cut-lddw-message", true, EINVAL,
 		  "(lddw %r1, 0x0): an lddw without its second half" },
 	};

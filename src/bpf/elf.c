@@ -262,10 +262,31 @@ static int note_extern_call(struct uxdp_bpf_elf *e, uint32_t sec,
 	return 0;
 }
 
-/* Whether a relocation of a code section's relocation sections is at
- * byte @off of section @sec (the sections were checked by check_relocs). */
-static bool has_reloc(const struct uxdp_bpf_elf *e, uint32_t sec,
-		      uint64_t off)
+/*
+ * Whether libbpf 1.1 reads relocation section @i at all: it skips, by
+ * name alone and whatever their target, what it takes for DWARF
+ * (".debug_*", ".rel.debug_*") and the relocations of .BTF and .BTF.ext.
+ * A code section's relocations in a section of such a name are none to
+ * libbpf (fuzz_bpf_elf: ".rel.xdp" renamed ".rel.debug_addr").
+ */
+static bool libbpf_reads_rel(const struct uxdp_bpf_elf *e, uint32_t i)
+{
+	const char *name = uxdp_bpf_elf_sec_name(e, i);
+
+	if (!strncmp(name, ".debug_", 7))
+		return false;
+	if (strncmp(name, ".rel", 4))
+		return true;
+	name += 4;
+	return strncmp(name, ".debug_", 7) && strcmp(name, ".BTF") &&
+	       strcmp(name, ".BTF.ext");
+}
+
+/* The relocation section with a relocation at byte @off of code section
+ * @sec, among those libbpf reads (@read) or among those it skips; 0 if
+ * none (the relocation sections were checked by check_relocs). */
+static uint32_t reloc_sec(const struct uxdp_bpf_elf *e, uint32_t sec,
+			  uint64_t off, bool read)
 {
 	uint32_t i;
 	uint64_t j, n;
@@ -274,15 +295,16 @@ static bool has_reloc(const struct uxdp_bpf_elf *e, uint32_t sec,
 		const Elf64_Shdr *s = &e->sh[i];
 		const Elf64_Rel *rel;
 
-		if (s->sh_type != SHT_REL || s->sh_info != sec)
+		if (s->sh_type != SHT_REL || s->sh_info != sec ||
+		    libbpf_reads_rel(e, i) != read)
 			continue;
 		rel = (const Elf64_Rel *)(e->data + s->sh_offset);
 		n = s->sh_size / sizeof(*rel);
 		for (j = 0; j < n; j++)
 			if (rel[j].r_offset == off)
-				return true;
+				return i;
 	}
-	return false;
+	return 0;
 }
 
 /*
@@ -291,11 +313,14 @@ static bool has_reloc(const struct uxdp_bpf_elf *e, uint32_t sec,
  * callee in .text whatever the caller's section: only .text may have
  * them. Elsewhere libbpf 1.1 links the program to a function it is not
  * (fuzz_bpf_elf: a program's relocation section turned into another
- * type, its "call -1" left; libbpf freed its line info twice).
+ * type, its "call -1" left; libbpf freed its line info twice; or given a
+ * name libbpf skips, when a program with no relocation of its own that
+ * calls two functions with none made libbpf realloc() its relocations to
+ * zero bytes, which frees them, and free them again on close).
  */
 static int check_calls(const struct uxdp_bpf_elf *e)
 {
-	uint32_t i;
+	uint32_t i, skipped;
 	uint64_t k;
 
 	for (i = 1; i < e->nsec; i++) {
@@ -311,8 +336,19 @@ static int check_calls(const struct uxdp_bpf_elf *e)
 			       sizeof(insn));
 			if (insn.code != (BPF_JMP | BPF_CALL) ||
 			    insn.src_reg != BPF_PSEUDO_CALL ||
-			    has_reloc(e, i, k * 8))
+			    reloc_sec(e, i, k * 8, true))
 				continue;
+			skipped = reloc_sec(e, i, k * 8, false);
+			if (skipped)
+				return uxdp_fail(EINVAL, "%s: section %s: the "
+						 "call at instruction %llu has "
+						 "no relocation libbpf reads "
+						 "(its relocation is in %s, a "
+						 "section libbpf skips by its "
+						 "name)", e->obj, name,
+						 (unsigned long long)k,
+						 uxdp_bpf_elf_sec_name(e,
+								       skipped));
 			return uxdp_fail(EINVAL, "%s: section %s: the call at "
 					 "instruction %llu has no relocation "
 					 "(clang writes one for every call "
