@@ -690,6 +690,123 @@ static unsigned size_bytes(uint8_t sz)
 	return sz == BPF_B ? 1 : sz == BPF_H ? 2 : sz == BPF_W ? 4 : 8;
 }
 
+/*
+ * mov dst, src; add dst, src2|imm, which the JIT emits as one lea: every
+ * dst, every src (r10 too: rbp, and r7's r13, have no plain base form),
+ * every src2 (dst itself: the sum is then src + src), edge immediates,
+ * both widths. Each case sets r0..r9 to known values, runs the pair and
+ * stores r0..r10 (so r10's value is known); only dst may change.
+ */
+#define FUSE_WORDS 11
+static const int32_t fuse_imm[] = { 0, 1, -1, 127, 128, -129,
+				    INT32_MAX, INT32_MIN };
+
+static uint64_t fuse_val(int r)
+{
+	return 0x9e3779b97f4a7c15ULL * (uint64_t)(r + 1);
+}
+
+static void fuse_run(bool w, int dst)
+{
+	uint8_t cls = w ? BPF_ALU64 : BPF_ALU;
+	int base = dst == 1 ? 2 : 1, src, r;
+	size_t ncases = 11 * (11 + ARRAY_SIZE(fuse_imm)), k = 0, m;
+	struct tp p = { 0 };
+	uint64_t *mem = calloc(ncases * FUSE_WORDS, 8);
+	struct tres res;
+
+	assert_non_null(mem);
+	if (base != 1)
+		A(&p, MOV64_X(base, 1));
+	for (src = 0; src <= 10; src++) {
+		for (m = 0; m < 11 + ARRAY_SIZE(fuse_imm); m++, k++) {
+			for (r = 0; r <= 9; r++)
+				if (r != base)
+					tp_lddw(&p, r, fuse_val(r));
+			tp_add(&p, I(cls | BPF_MOV | BPF_X, dst, src, 0, 0));
+			if (m < 11)
+				tp_add(&p, I(cls | BPF_ADD | BPF_X, dst,
+					     (int)m, 0, 0));
+			else
+				tp_add(&p, I(cls | BPF_ADD | BPF_K, dst, 0, 0,
+					     fuse_imm[m - 11]));
+			for (r = 0; r <= 10; r++)
+				if (r != base)
+					A(&p, STX(BPF_DW, base, r,
+						  (int16_t)((k * FUSE_WORDS +
+							     r) * 8)));
+			/* The base, where its slot is, for the check. */
+			A(&p, STX(BPF_DW, base, base,
+				  (int16_t)((k * FUSE_WORDS + base) * 8)));
+		}
+	}
+	A(&p, MOV64_K(0, 0), EXIT);
+	res = t_run(&p, mem, ncases * FUSE_WORDS * 8);
+	assert_int_equal(res.fault, 0);
+	for (k = 0, src = 0; src <= 10; src++) {
+		for (m = 0; m < 11 + ARRAY_SIZE(fuse_imm); m++, k++) {
+			const uint64_t *c = &mem[k * FUSE_WORDS];
+			uint64_t v[11], a, b, want;
+
+			for (r = 0; r <= 9; r++)
+				v[r] = r == base ? (uint64_t)(uintptr_t)mem :
+					fuse_val(r);
+			v[10] = c[10];
+			a = v[src];
+			if (m < 11)
+				b = (int)m == dst ? a : v[m];
+			else
+				b = (uint64_t)(int64_t)fuse_imm[m - 11];
+			want = w ? a + b : (uint32_t)(a + b);
+			if (c[dst] != want)
+				fail_msg("%s mov r%d, r%d; add r%d, %s%lld: "
+					 "0x%" PRIx64 ", want 0x%" PRIx64,
+					 w ? "alu64" : "alu32", dst, src, dst,
+					 m < 11 ? "r" : "",
+					 m < 11 ? (long long)m :
+					 (long long)fuse_imm[m - 11], c[dst],
+					 want);
+			for (r = 0; r <= 9; r++)
+				if (r != dst && c[r] != v[r])
+					fail_msg("mov r%d, r%d; add: r%d "
+						 "clobbered: 0x%" PRIx64, dst,
+						 src, r, c[r]);
+		}
+	}
+	tp_free(&p);
+	free(mem);
+}
+
+static void test_fused_mov_add(void **state)
+{
+	static const struct { int off; uint32_t want; } land[] = {
+		{ 0, 7 + 5 },	/* the mov runs: r0 = r2 + 5 */
+		{ 1, 3 + 5 },	/* a jump skips it: r0 = r0 + 5 */
+	};
+	int dst;
+	size_t i;
+
+	(void)state;
+	for (dst = 0; dst <= 9; dst++) {
+		fuse_run(true, dst);
+		fuse_run(false, dst);
+	}
+	/* A jump onto the add: the pair must not be fused. */
+	for (i = 0; i < ARRAY_SIZE(land); i++) {
+		struct tp p = { 0 };
+		struct tres r;
+
+		A(&p, MOV64_K(0, 3), MOV64_K(2, 7),
+		  JA((int16_t)land[i].off),
+		  MOV64_X(0, 2), ALU64_K(BPF_ADD, 0, 5), EXIT);
+		r = t_run(&p, NULL, 0);
+		assert_int_equal(r.fault, 0);
+		assert_int_equal(r.r0, land[i].want);
+		tp_free(&p);
+	}
+}
+
+
 /* Every size through every base register (r7 is r13 and r10 rbp, which
  * have no disp-less form) and offsets 0, small, large and negative. */
 static void test_ldx_st_stx(void **state)
@@ -2814,6 +2931,7 @@ int main(void)
 		cmocka_unit_test(test_end_swaps),
 		cmocka_unit_test(test_jmp_edges),
 		cmocka_unit_test(test_lddw_mov),
+		cmocka_unit_test(test_fused_mov_add),
 		cmocka_unit_test(test_ldx_st_stx),
 		cmocka_unit_test(test_atomics),
 		cmocka_unit_test(test_check_align),

@@ -161,6 +161,10 @@ struct jit {
 	/* Per bpf-to-bpf call target, what a call to it saves
 	 * (callee_saves()); NULL: the full five-push frame. */
 	uint8_t *call_save;
+	/* Per instruction, whether a jump or a call may land on it
+	 * (mark_targets()): two instructions fuse into one native
+	 * sequence only when nothing lands on the second. */
+	uint8_t *target;
 };
 
 /* ---- encoders ------------------------------------------------------------- */
@@ -280,6 +284,29 @@ static void emit_rm(struct jit *j, unsigned f, uint32_t op, int reg, int base,
 	emit_pfx(j, f & ~X_BRM, reg, 0, base);
 	emit_op(j, op);
 	emit_modrm_mem(j, reg, base, disp);
+}
+
+/* lea dst, [base + index] (@f: X_W for 64 bits, else 32 bits of the sum,
+ * zero-extended). rbp and r13 have no mod-00 base form, so they go in the
+ * index, where they may (rsp, which cannot, is never an eBPF register). */
+static void emit_lea_rr(struct jit *j, unsigned f, int dst, int base,
+			int index)
+{
+	bool disp8;
+
+	if ((base & 7) == RBP && (index & 7) != RBP) {
+		int t = base;
+
+		base = index;
+		index = t;
+	}
+	disp8 = (base & 7) == RBP;
+	emit_pfx(j, f, dst, index, base);
+	emit1(j, 0x8d);
+	emit1(j, (uint8_t)((disp8 ? 0x44 : 0x04) | (dst & 7) << 3));
+	emit1(j, (uint8_t)((index & 7) << 3 | (base & 7)));
+	if (disp8)
+		emit1(j, 0);
 }
 
 /* mov dst, src (64-bit), nothing when they are one register. */
@@ -1625,6 +1652,78 @@ static bool target_ok(const struct uxdp_bpf_code *code, uint32_t i,
 	return true;
 }
 
+/* ---- two instructions as one --------------------------------------------- */
+
+static void mark(uint8_t *target, uint32_t len, uint32_t i, int64_t rel)
+{
+	int64_t to = (int64_t)i + 1 + rel;
+
+	if (to >= 0 && to < len)
+		target[to] = 1;
+}
+
+/* j->target: every instruction a jump or a bpf-to-bpf call may land on.
+ * More than that (the internal jumps' offsets are taken as targets too)
+ * only costs a fusion. */
+static void mark_targets(struct jit *j)
+{
+	const struct uxdp_bpf_code *code = j->code;
+	uint32_t i;
+
+	for (i = 0; i < code->len; i++) {
+		const struct bpf_insn *in = &code->insns[i];
+		uint8_t cls = BPF_CLASS(in->code);
+
+		if (cls != BPF_JMP && cls != BPF_JMP32)
+			continue;
+		if (in->code == (BPF_JMP | BPF_CALL)) {
+			if (in->src_reg == BPF_PSEUDO_CALL)
+				mark(j->target, code->len, i, in->imm);
+			continue;
+		}
+		mark(j->target, code->len, i, in->off);
+		if (in->code == (BPF_JMP32 | BPF_JA))
+			mark(j->target, code->len, i, in->imm);
+	}
+}
+
+/*
+ * Instructions @i and @i + 1 as one native sequence, when nothing lands
+ * on the second: returns 2, or 0 when @i goes alone.
+ *
+ * mov dst, src; add dst, src2|imm is how clang computes a pointer or an
+ * index (p = data + i; q = p + 1): one lea. In 32 bits too: lea's 32-bit
+ * form keeps the low half of the sum, zero-extended, as alu32 does.
+ */
+static uint32_t emit_fused(struct jit *j, uint32_t i)
+{
+	const struct uxdp_bpf_code *code = j->code;
+	const struct bpf_insn *a = &code->insns[i], *b = a + 1;
+	uint8_t cls = BPF_CLASS(a->code);
+	unsigned f = cls == BPF_ALU64 ? X_W : 0;
+	int dst, src;
+
+	if (i + 1 >= code->len || j->target[i + 1])
+		return 0;
+	if ((cls != BPF_ALU64 && cls != BPF_ALU) ||
+	    a->code != (cls | BPF_MOV | BPF_X) || a->off ||
+	    a->dst_reg == a->src_reg || b->dst_reg != a->dst_reg || b->off)
+		return 0;
+	dst = reg_map[a->dst_reg];
+	src = reg_map[a->src_reg];
+	if (b->code == (cls | BPF_ADD | BPF_X)) {
+		/* add dst, dst: dst is src by then. */
+		emit_lea_rr(j, f, dst, src, b->src_reg == a->dst_reg ? src :
+			    reg_map[b->src_reg]);
+		return 2;
+	}
+	if (b->code == (cls | BPF_ADD | BPF_K)) {
+		emit_rm(j, f, 0x8d, dst, src, b->imm);	/* sign-extended */
+		return 2;
+	}
+	return 0;
+}
+
 /* ---- what a bpf-to-bpf call saves ---------------------------------------- */
 
 /* Whether the JIT's code for @in may call a C function (emit_call_abs):
@@ -1779,6 +1878,9 @@ static int emit_insn(struct jit *j, uint32_t i, uint32_t *slots,
 	uint8_t cls = BPF_CLASS(in->code);
 	uint32_t t;
 
+	*slots = emit_fused(j, i);
+	if (*slots)
+		return 0;
 	*slots = 1;
 	switch (in->code) {
 	case UXDP_BPF_OP_LDX_CTX:
@@ -2048,13 +2150,16 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 	j.naddrs = calloc(code->len, sizeof(*j.naddrs));
 	j.site_kind = calloc(code->len, sizeof(*j.site_kind));
 	j.site_pc = calloc(code->len, sizeof(*j.site_pc));
+	j.target = calloc(code->len, sizeof(*j.target));
 	jit = calloc(1, sizeof(*jit));
-	if (!j.addrs || !j.naddrs || !j.site_kind || !j.site_pc || !jit) {
+	if (!j.addrs || !j.naddrs || !j.site_kind || !j.site_pc ||
+	    !j.target || !jit) {
 		err = uxdp_fail(ENOMEM, "prog %s: jit: out of memory",
 				code->name ? code->name : "?");
 		goto fail;
 	}
 	/* The first pass's guess: every instruction as long as it may be. */
+	mark_targets(&j);
 	jit_frame(&j);
 	if (plan_call_saves(&j)) {
 		err = uxdp_fail(ENOMEM, "prog %s: jit: out of memory",
@@ -2124,6 +2229,7 @@ int uxdp_bpf_jit_compile(struct uxdp_bpf_code *code,
 	free(j.naddrs);
 	free(j.site_kind);
 	free(j.site_pc);
+	free(j.target);
 	free(j.call_save);
 	*out = jit;
 	return 0;
@@ -2135,6 +2241,7 @@ fail:
 	free(j.naddrs);
 	free(j.site_kind);
 	free(j.site_pc);
+	free(j.target);
 	free(j.call_save);
 	return err;
 }
