@@ -746,6 +746,8 @@ static void test_fuzz_regressions(void **state)
 		{ "regress-call-reloc-skipped-name", false, EINVAL,
 		  "its relocation is in .rel.debug_addr, a section libbpf "
 		  "skips by its name" },
+		{ "regress-struct-ops-in-maps", true, EOPNOTSUPP,
+		  "map port_count: a struct_ops map" },
 		{ "regress-cut-lddw-message", true, EINVAL,
 		  "(lddw %r1, 0x0): an lddw without its second half" },
 	};

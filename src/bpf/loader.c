@@ -770,6 +770,16 @@ static int obj_link(struct uxdp_bpf_object *obj)
 		return uxdp_fail(ENOENT, "%s: no XDP program to load%s%s",
 				 obj->name, obj->nprogs ? ": " : "", list);
 	}
+	/* libbpf 1.1 links a struct_ops map with the kernel's BTF, at load,
+	 * whether or not a program uses it, and reads the struct it expects
+	 * from the .struct_ops section: a map declared in .maps with that
+	 * type has none (fuzz_bpf_elf: a NULL dereference in libbpf). */
+	for (i = 0; i < obj->nmaps; i++)
+		if (obj->maps[i]->type == BPF_MAP_TYPE_STRUCT_OPS)
+			return uxdp_fail(EOPNOTSUPP, "%s: map %s: a struct_ops "
+					 "map, which is not XDP's (uxdp loads "
+					 "XDP programs only)", obj->name,
+					 obj->maps[i]->name);
 	old = lbpf_begin();
 	err = bpf_object__gen_loader(obj->lobj, &gen);
 	if (!err)
