@@ -152,6 +152,31 @@ static struct tres t_run(struct tp *p, void *mem, size_t len)
 	return t_run_code(&c, mem, len);
 }
 
+/* The same through the interpreter: decoded for the run alone, or
+ * (@prepared) once, as a loaded program is (uxdp_bpf_interp_prepare). */
+static struct tres t_run_interp(struct tp *p, void *mem, size_t len,
+				bool prepared)
+{
+	struct uxdp_bpf_code c = t_code(p);
+	struct uxdp_bpf_run run = { .code = &c, .mem = mem, .mem_len = len };
+	struct tres r;
+
+	if (prepared)
+		assert_int_equal(uxdp_bpf_interp_prepare(&c), 0);
+	r.r0 = uxdp_bpf_interp_run(&run, (uint64_t)(uintptr_t)mem, len);
+	r.fault = run.fault;
+	r.fault_pc = run.fault_pc;
+	free(c.interp);
+	return r;
+}
+
+/* Engine 0 the JIT, 1 the interpreter, 2 the prepared interpreter. */
+static struct tres t_run_on(int engine, struct tp *p, void *mem, size_t len)
+{
+	return engine ? t_run_interp(p, mem, len, engine == 2) :
+		t_run(p, mem, len);
+}
+
 /* The end of a program that dumps r0..r9 to the memory r1 held at entry
  * (saved at [r10-8] by tp_begin_dump). */
 static __attribute__((unused)) void tp_begin_dump(struct tp *p)
@@ -691,7 +716,8 @@ static unsigned size_bytes(uint8_t sz)
 }
 
 /*
- * mov dst, src; add dst, src2|imm, which the JIT emits as one lea: every
+ * mov dst, src; add dst, src2|imm, which the JIT emits as one lea and the
+ * interpreter runs as one dispatch: on each engine, every
  * dst, every src (r10 too: rbp, and r7's r13, have no plain base form),
  * every src2 (dst itself: the sum is then src + src), edge immediates,
  * both widths. Each case sets r0..r9 to known values, runs the pair and
@@ -706,7 +732,7 @@ static uint64_t fuse_val(int r)
 	return 0x9e3779b97f4a7c15ULL * (uint64_t)(r + 1);
 }
 
-static void fuse_run(bool w, int dst)
+static void fuse_run(int engine, bool w, int dst)
 {
 	uint8_t cls = w ? BPF_ALU64 : BPF_ALU;
 	int base = dst == 1 ? 2 : 1, src, r;
@@ -741,7 +767,7 @@ static void fuse_run(bool w, int dst)
 		}
 	}
 	A(&p, MOV64_K(0, 0), EXIT);
-	res = t_run(&p, mem, ncases * FUSE_WORDS * 8);
+	res = t_run_on(engine, &p, mem, ncases * FUSE_WORDS * 8);
 	assert_int_equal(res.fault, 0);
 	for (k = 0, src = 0; src <= 10; src++) {
 		for (m = 0; m < 11 + ARRAY_SIZE(fuse_imm); m++, k++) {
@@ -759,8 +785,9 @@ static void fuse_run(bool w, int dst)
 				b = (uint64_t)(int64_t)fuse_imm[m - 11];
 			want = w ? a + b : (uint32_t)(a + b);
 			if (c[dst] != want)
-				fail_msg("%s mov r%d, r%d; add r%d, %s%lld: "
-					 "0x%" PRIx64 ", want 0x%" PRIx64,
+				fail_msg("engine %d: %s mov r%d, r%d; add r%d, "
+					 "%s%lld: 0x%" PRIx64 ", want 0x%"
+					 PRIx64, engine,
 					 w ? "alu64" : "alu32", dst, src, dst,
 					 m < 11 ? "r" : "",
 					 m < 11 ? (long long)m :
@@ -768,9 +795,9 @@ static void fuse_run(bool w, int dst)
 					 want);
 			for (r = 0; r <= 9; r++)
 				if (r != dst && c[r] != v[r])
-					fail_msg("mov r%d, r%d; add: r%d "
-						 "clobbered: 0x%" PRIx64, dst,
-						 src, r, c[r]);
+					fail_msg("engine %d: mov r%d, r%d; add: "
+						 "r%d clobbered: 0x%" PRIx64,
+						 engine, dst, src, r, c[r]);
 		}
 	}
 	tp_free(&p);
@@ -783,26 +810,28 @@ static void test_fused_mov_add(void **state)
 		{ 0, 7 + 5 },	/* the mov runs: r0 = r2 + 5 */
 		{ 1, 3 + 5 },	/* a jump skips it: r0 = r0 + 5 */
 	};
-	int dst;
+	int dst, e;
 	size_t i;
 
 	(void)state;
-	for (dst = 0; dst <= 9; dst++) {
-		fuse_run(true, dst);
-		fuse_run(false, dst);
-	}
-	/* A jump onto the add: the pair must not be fused. */
-	for (i = 0; i < ARRAY_SIZE(land); i++) {
-		struct tp p = { 0 };
-		struct tres r;
+	for (e = 0; e < 3; e++) {
+		for (dst = 0; dst <= 9; dst++) {
+			fuse_run(e, true, dst);
+			fuse_run(e, false, dst);
+		}
+		/* A jump onto the add: the pair must not be fused. */
+		for (i = 0; i < ARRAY_SIZE(land); i++) {
+			struct tp p = { 0 };
+			struct tres r;
 
-		A(&p, MOV64_K(0, 3), MOV64_K(2, 7),
-		  JA((int16_t)land[i].off),
-		  MOV64_X(0, 2), ALU64_K(BPF_ADD, 0, 5), EXIT);
-		r = t_run(&p, NULL, 0);
-		assert_int_equal(r.fault, 0);
-		assert_int_equal(r.r0, land[i].want);
-		tp_free(&p);
+			A(&p, MOV64_K(0, 3), MOV64_K(2, 7),
+			  JA((int16_t)land[i].off),
+			  MOV64_X(0, 2), ALU64_K(BPF_ADD, 0, 5), EXIT);
+			r = t_run_on(e, &p, NULL, 0);
+			assert_int_equal(r.fault, 0);
+			assert_int_equal(r.r0, land[i].want);
+			tp_free(&p);
+		}
 	}
 }
 

@@ -69,6 +69,47 @@ struct interp_frame {
 /* The label table and the bad label, from uxdp_bpf_interp_run(NULL). */
 static const void *const *interp_jt;
 static const void *interp_bad;
+/* The fused pairs' labels (fuse_pair()), published with the others. */
+enum { FUSE_ADD64_X, FUSE_ADD64_K, FUSE_ADD32_X, FUSE_ADD32_K, NFUSE };
+static const void *interp_fuse[NFUSE];
+
+/*
+ * Instructions @i and @i + 1 as one dispatch: mov dst, src; add dst,
+ * src2|imm, how clang computes a pointer or an index (p = data + i; q =
+ * p + 1). The fused slot keeps dst and src and takes the add's operand
+ * in imm: the immediate, or the register the add reads, which is src
+ * when the add reads dst (dst = src by then). The add's own slot stays as
+ * it was, so a jump onto the add still runs the add alone: unlike the
+ * JIT, no jump target stops a fusion. Returns whether @out[@i] became the
+ * pair.
+ */
+static bool fuse_pair(const struct uxdp_bpf_code *code, uint32_t i,
+		      struct interp_insn *out)
+{
+	const struct bpf_insn *a = &code->insns[i], *b = a + 1;
+	uint8_t cls = INSN_CLASS(a->code);
+	bool w = cls == BPF_ALU64;
+
+	if (i + 1 >= code->len)
+		return false;
+	if ((cls != BPF_ALU64 && cls != BPF_ALU) ||
+	    a->code != (cls | BPF_MOV | BPF_X) || a->off ||
+	    a->dst_reg > 9 || a->src_reg > 10 || b->dst_reg != a->dst_reg ||
+	    b->off || b->src_reg > 10)
+		return false;
+	if (b->code == (cls | BPF_ADD | BPF_X)) {
+		out[i].label = interp_fuse[w ? FUSE_ADD64_X : FUSE_ADD32_X];
+		out[i].imm = b->src_reg == a->dst_reg ? a->src_reg :
+			     b->src_reg;
+		return true;
+	}
+	if (b->code == (cls | BPF_ADD | BPF_K)) {
+		out[i].label = interp_fuse[w ? FUSE_ADD64_K : FUSE_ADD32_K];
+		out[i].imm = b->imm;
+		return true;
+	}
+	return false;
+}
 
 static void decode(const struct uxdp_bpf_code *code, struct interp_insn *out)
 {
@@ -101,6 +142,12 @@ static void decode(const struct uxdp_bpf_code *code, struct interp_insn *out)
 				.label = bad, .imm = code->insns[i].imm,
 			};
 		}
+	}
+	for (i = 0; i + 1 < code->len; i++) {
+		if (code->insns[i].code == (BPF_LD | BPF_IMM | BPF_DW))
+			i++;	/* not its second slot */
+		else if (fuse_pair(code, i, out))
+			i++;
 	}
 }
 
@@ -503,6 +550,14 @@ uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
 	if (unlikely(!run)) {
 		/* uxdp_bpf_interp_prepare()'s call: the labels. */
 		__atomic_store_n(&interp_bad, &&op_bad, __ATOMIC_RELAXED);
+		__atomic_store_n(&interp_fuse[FUSE_ADD64_X], &&fuse_add64_x,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&interp_fuse[FUSE_ADD64_K], &&fuse_add64_k,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&interp_fuse[FUSE_ADD32_X], &&fuse_add32_x,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&interp_fuse[FUSE_ADD32_K], &&fuse_add32_k,
+				 __ATOMIC_RELAXED);
 		__atomic_store_n(&interp_jt, jt, __ATOMIC_RELEASE);
 		return 0;
 	}
@@ -536,6 +591,25 @@ uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
 	goto *insn->label;
 
 	UXDP_BPF_INSNS(ROW)
+
+	/* The fused pairs (fuse_pair()): mov dst, src; add dst, x. Two
+	 * slots, one dispatch. */
+fuse_add64_x:
+	DST = SRC + reg[IMM];
+	insn += 2;
+	goto *insn->label;
+fuse_add64_k:
+	DST = SRC + (uint64_t)(int64_t)IMM;
+	insn += 2;
+	goto *insn->label;
+fuse_add32_x:
+	DST = (uint32_t)(SRC + reg[IMM]);
+	insn += 2;
+	goto *insn->label;
+fuse_add32_k:
+	DST = (uint32_t)(SRC + (uint64_t)(int64_t)IMM);
+	insn += 2;
+	goto *insn->label;
 
 	/*
 	 * Atomics on @T at dst + off. The fetching forms are fully ordered,
