@@ -804,6 +804,65 @@ static void fuse_run(int engine, bool w, int dst)
 	free(mem);
 }
 
+/*
+ * mov dst, src; add dst, imm; jcc a, b (jgt, jge, jlt, jle, dst on either
+ * side), which the interpreter runs as one dispatch: taken and not, at
+ * the edges of the comparison, forward and backward; and jumps onto the
+ * add and onto the jcc, which then run alone. Every engine.
+ */
+static void test_fused_bound(void **state)
+{
+	static const uint8_t ops[] = { BPF_JGT, BPF_JGE, BPF_JLT, BPF_JLE };
+	static const int32_t adds[] = { 13, 14, 15 };	/* r3 - r1: 14 */
+	int e, side, entry;
+	size_t o, k;
+
+	(void)state;
+	for (e = 0; e < 3; e++)
+	for (o = 0; o < ARRAY_SIZE(ops); o++)
+	for (k = 0; k < ARRAY_SIZE(adds); k++)
+	for (side = 0; side < 2; side++)
+	for (entry = 0; entry < 3; entry++) {
+		/* r1 = 100, r2 = 114 (the end); r4 = r1 + adds[k] then
+		 * r4 op r2 (side 0) or r2 op r4 (side 1). entry 1 jumps
+		 * onto the add (r4 = 50 + adds[k]), 2 onto the jcc (r4 =
+		 * 50). Taken: r0 = 1; not: r0 = 2; backward: a taken jump
+		 * lands on a tail that sets r0 = 1 too. */
+		uint64_t r4 = entry == 0 ? 100 + (uint64_t)adds[k] :
+			      entry == 1 ? 50 + (uint64_t)adds[k] : 50;
+		uint64_t a = side ? 114 : r4, b = side ? r4 : 114;
+		bool taken = ops[o] == BPF_JGT ? a > b : ops[o] == BPF_JGE ?
+			     a >= b : ops[o] == BPF_JLT ? a < b : a <= b;
+		uint8_t jc = (uint8_t)(BPF_JMP | ops[o] | BPF_X);
+		int back;
+
+		for (back = 0; back < 2; back++) {
+			struct tp p = { 0 };
+			struct tres r;
+
+			A(&p, MOV64_K(1, 100), MOV64_K(2, 114),
+			  MOV64_K(4, 50), JA(back ? 3 : 0));
+			if (back)	/* the target of the backward jump */
+				A(&p, MOV64_K(0, 1), EXIT, JA(0));
+			/* entry: skip the mov (1) or the mov and add (2) */
+			A(&p, JA((int16_t)entry),
+			  MOV64_X(4, 1), ALU64_K(BPF_ADD, 4, adds[k]),
+			  I(jc, side ? 2 : 4, side ? 4 : 2,
+			    (int16_t)(back ? -7 : 2), 0),
+			  MOV64_K(0, 2), EXIT,
+			  MOV64_K(0, 1), EXIT);
+			r = t_run_on(e, &p, NULL, 0);
+			assert_int_equal(r.fault, 0);
+			if (r.r0 != (taken ? 1U : 2U))
+				fail_msg("engine %d op 0x%x add %d side %d "
+					 "entry %d back %d: r0 %llu", e,
+					 ops[o], adds[k], side, entry, back,
+					 (unsigned long long)r.r0);
+			tp_free(&p);
+		}
+	}
+}
+
 static void test_fused_mov_add(void **state)
 {
 	static const struct { int off; uint32_t want; } land[] = {
@@ -2961,6 +3020,7 @@ int main(void)
 		cmocka_unit_test(test_jmp_edges),
 		cmocka_unit_test(test_lddw_mov),
 		cmocka_unit_test(test_fused_mov_add),
+		cmocka_unit_test(test_fused_bound),
 		cmocka_unit_test(test_ldx_st_stx),
 		cmocka_unit_test(test_atomics),
 		cmocka_unit_test(test_check_align),

@@ -70,7 +70,11 @@ struct interp_frame {
 static const void *const *interp_jt;
 static const void *interp_bad;
 /* The fused pairs' labels (fuse_pair()), published with the others. */
-enum { FUSE_ADD64_X, FUSE_ADD64_K, FUSE_ADD32_X, FUSE_ADD32_K, NFUSE };
+enum {
+	FUSE_ADD64_X, FUSE_ADD64_K, FUSE_ADD32_X, FUSE_ADD32_K,
+	FUSE_BOUND_JGT, FUSE_BOUND_JGE, FUSE_BOUND_JLT, FUSE_BOUND_JLE,
+	NFUSE
+};
 static const void *interp_fuse[NFUSE];
 
 /*
@@ -83,6 +87,48 @@ static const void *interp_fuse[NFUSE];
  * JIT, no jump target stops a fusion. Returns whether @out[@i] became the
  * pair.
  */
+static bool fuse_pair(const struct uxdp_bpf_code *code, uint32_t i,
+		      struct interp_insn *out);
+
+/*
+ * The bounds test every packet parser has, three instructions at @i:
+ *
+ *	mov	dst, src		(q = p + n)
+ *	add	dst, imm
+ *	jgt	a, b, +off		(if q > data_end: jgt, jge, jlt or jle,
+ *					 64 bits, registers; a or b is dst)
+ *
+ * as one dispatch: @out[@i] becomes the mov with the add's immediate, and
+ * its label reads the jump's registers and offset from the third slot.
+ * The other two slots stay as they were, so a jump onto either runs it
+ * alone. Returns the slots it took: 3, or 0.
+ */
+static uint32_t fuse_bound(const struct uxdp_bpf_code *code, uint32_t i,
+			   struct interp_insn *out)
+{
+	const struct bpf_insn *a = &code->insns[i], *b = a + 1, *c = a + 2;
+	int f;
+
+	if (i + 2 >= code->len ||
+	    a->code != (BPF_ALU64 | BPF_MOV | BPF_X) || a->off ||
+	    a->dst_reg > 9 || a->src_reg > 10 ||
+	    b->code != (BPF_ALU64 | BPF_ADD | BPF_K) ||
+	    b->dst_reg != a->dst_reg || b->off ||
+	    c->dst_reg > 10 || c->src_reg > 10 ||
+	    (c->dst_reg != a->dst_reg && c->src_reg != a->dst_reg))
+		return 0;
+	switch (c->code) {
+	case BPF_JMP | BPF_JGT | BPF_X: f = FUSE_BOUND_JGT; break;
+	case BPF_JMP | BPF_JGE | BPF_X: f = FUSE_BOUND_JGE; break;
+	case BPF_JMP | BPF_JLT | BPF_X: f = FUSE_BOUND_JLT; break;
+	case BPF_JMP | BPF_JLE | BPF_X: f = FUSE_BOUND_JLE; break;
+	default: return 0;
+	}
+	out[i].label = interp_fuse[f];
+	out[i].imm = b->imm;
+	return 3;
+}
+
 static bool fuse_pair(const struct uxdp_bpf_code *code, uint32_t i,
 		      struct interp_insn *out)
 {
@@ -144,8 +190,12 @@ static void decode(const struct uxdp_bpf_code *code, struct interp_insn *out)
 		}
 	}
 	for (i = 0; i + 1 < code->len; i++) {
+		uint32_t n;
+
 		if (code->insns[i].code == (BPF_LD | BPF_IMM | BPF_DW))
 			i++;	/* not its second slot */
+		else if ((n = fuse_bound(code, i, out)))
+			i += n - 1;
 		else if (fuse_pair(code, i, out))
 			i++;
 	}
@@ -525,6 +575,16 @@ uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
 		UXDP_BPF_INSNS(ROW_LABEL)
 	};
 #pragma GCC diagnostic pop
+	static const void *const fj[NFUSE] = {
+		[FUSE_ADD64_X] = &&fuse_add64_x,
+		[FUSE_ADD64_K] = &&fuse_add64_k,
+		[FUSE_ADD32_X] = &&fuse_add32_x,
+		[FUSE_ADD32_K] = &&fuse_add32_k,
+		[FUSE_BOUND_JGT] = &&fuse_bound_jgt,
+		[FUSE_BOUND_JGE] = &&fuse_bound_jge,
+		[FUSE_BOUND_JLT] = &&fuse_bound_jlt,
+		[FUSE_BOUND_JLE] = &&fuse_bound_jle,
+	};
 	const struct uxdp_bpf_code *code;
 	const struct interp_insn *insn, *base;
 	/* Decoded for this run: the program's and its tail calls' */
@@ -550,14 +610,9 @@ uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
 	if (unlikely(!run)) {
 		/* uxdp_bpf_interp_prepare()'s call: the labels. */
 		__atomic_store_n(&interp_bad, &&op_bad, __ATOMIC_RELAXED);
-		__atomic_store_n(&interp_fuse[FUSE_ADD64_X], &&fuse_add64_x,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&interp_fuse[FUSE_ADD64_K], &&fuse_add64_k,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&interp_fuse[FUSE_ADD32_X], &&fuse_add32_x,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&interp_fuse[FUSE_ADD32_K], &&fuse_add32_k,
-				 __ATOMIC_RELAXED);
+		for (t = 0; t < NFUSE; t++)
+			__atomic_store_n(&interp_fuse[t], fj[t],
+					 __ATOMIC_RELAXED);
 		__atomic_store_n(&interp_jt, jt, __ATOMIC_RELEASE);
 		return 0;
 	}
@@ -594,22 +649,28 @@ uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
 
 	/* The fused pairs (fuse_pair()): mov dst, src; add dst, x. Two
 	 * slots, one dispatch. */
-fuse_add64_x:
-	DST = SRC + reg[IMM];
-	insn += 2;
+#define FUSE_ADD(name, T, opnd)						\
+name:									\
+	DST = (T)(SRC + (opnd));					\
+	insn += 2;							\
 	goto *insn->label;
-fuse_add64_k:
-	DST = SRC + (uint64_t)(int64_t)IMM;
-	insn += 2;
+	FUSE_ADD(fuse_add64_x, uint64_t, reg[IMM])
+	FUSE_ADD(fuse_add64_k, uint64_t, (uint64_t)(int64_t)IMM)
+	FUSE_ADD(fuse_add32_x, uint32_t, reg[IMM])
+	FUSE_ADD(fuse_add32_k, uint32_t, (uint64_t)(int64_t)IMM)
+#undef FUSE_ADD
+	/* mov; add imm; jcc (fuse_bound()): the jump is the third slot's,
+	 * its offset from there. */
+#define FUSE_BOUND(name, op)						\
+name:									\
+	DST = SRC + (uint64_t)(int64_t)IMM;				\
+	insn += reg[insn[2].dst] op reg[insn[2].src] ? 3 + insn[2].off : 3; \
 	goto *insn->label;
-fuse_add32_x:
-	DST = (uint32_t)(SRC + reg[IMM]);
-	insn += 2;
-	goto *insn->label;
-fuse_add32_k:
-	DST = (uint32_t)(SRC + (uint64_t)(int64_t)IMM);
-	insn += 2;
-	goto *insn->label;
+	FUSE_BOUND(fuse_bound_jgt, >)
+	FUSE_BOUND(fuse_bound_jge, >=)
+	FUSE_BOUND(fuse_bound_jlt, <)
+	FUSE_BOUND(fuse_bound_jle, <=)
+#undef FUSE_BOUND
 
 	/*
 	 * Atomics on @T at dst + off. The fetching forms are fully ordered,
