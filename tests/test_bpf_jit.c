@@ -863,6 +863,101 @@ static void test_fused_bound(void **state)
 	}
 }
 
+/*
+ * The unaligned u16 load (ldxb a, [p+k+1]; lsh32 a, 8; ldxb b, [p+k];
+ * or32 a, b), which both engines run as one step: every a, b and p (b may
+ * be p; p r10 too), and the shapes that must not fuse (a = b, a = p,
+ * another offset, a 64-bit shift), each against the four instructions
+ * worked out here; then jumps onto the second, third and fourth. Every
+ * engine.
+ */
+static void ld16_case(int e, int a, int b, int pr, int16_t koff, int16_t aoff,
+		      uint8_t lsh, int entry)
+{
+	uint8_t buf[64];
+	uint64_t out[4] = { 0 }, reg[11], *m;
+	struct tp p = { 0 };
+	struct tres r;
+	int k, base = 1, st;
+
+	for (k = 0; k < 64; k++)
+		buf[k] = (uint8_t)(0xa0 + k * 7);
+	/* r1 = out (the base for the results), p = buf + 16 (or r10 with
+	 * buf's bytes copied below it), every other register a constant. */
+	if (a == base || b == base || pr == base)
+		base = 9;
+	if (a == base || b == base || pr == base)
+		base = 8;
+	if (base != 1)
+		A(&p, MOV64_X(base, 1));
+	for (k = 0; k <= 9; k++) {
+		if (k == base)
+			continue;
+		reg[k] = 0x1000 + (uint64_t)k;
+		A(&p, MOV64_K(k, (int32_t)reg[k]));
+	}
+	if (pr == 10) {
+		for (k = 0; k < 32; k++)
+			A(&p, ST(BPF_B, 10, (int16_t)(k - 32), buf[16 + k]));
+	} else {
+		tp_lddw(&p, pr, (uint64_t)(uintptr_t)(buf + 16));
+		reg[pr] = (uint64_t)(uintptr_t)(buf + 16);
+	}
+	A(&p, JA((int16_t)entry),
+	  LDX(BPF_B, a, pr, aoff), I(BPF_ALU | BPF_LSH | BPF_K, a, 0, 0, lsh),
+	  LDX(BPF_B, b, pr, koff), ALU32_X(BPF_OR, a, b),
+	  STX(BPF_DW, base, a, 0), STX(BPF_DW, base, b, 8),
+	  MOV64_K(0, 0), EXIT);
+	r = t_run_on(e, &p, out, sizeof(out));
+	assert_int_equal(r.fault, 0);
+	/* The four from instruction @entry on, one at a time. */
+	m = reg;
+	if (pr == 10)
+		m[10] = 0;	/* its bytes are buf's: index from buf + 48 */
+	for (st = entry; st < 4; st++) {
+		const uint8_t *q = pr == 10 ? buf + 48 : buf + 16;
+		uint64_t pv = pr == 10 ? 0 : m[pr];
+
+		(void)pv;
+		switch (st) {
+		case 0: m[a] = q[aoff]; break;
+		case 1: m[a] = (uint32_t)(m[a] << (lsh & 31)); break;
+		case 2: m[b] = q[koff]; break;
+		case 3: m[a] = (uint32_t)(m[a] | m[b]); break;
+		}
+	}
+	if (out[0] != m[a] || out[1] != m[b])
+		fail_msg("engine %d: a r%d b r%d p r%d k %d/%d lsh %u entry %d:"
+			 " a 0x%" PRIx64 " b 0x%" PRIx64 ", want 0x%" PRIx64
+			 " 0x%" PRIx64, e, a, b, pr, aoff, koff, lsh, entry,
+			 out[0], out[1], m[a], m[b]);
+	tp_free(&p);
+}
+
+static void test_fused_ld16(void **state)
+{
+	int e, a, b, pr, entry;
+
+	(void)state;
+	for (e = 0; e < 3; e++) {
+		for (a = 0; a <= 9; a++)
+			for (b = 0; b <= 9; b++)
+				for (pr = 2; pr <= 10; pr += 4) {
+					if (a == pr)
+						continue;
+					ld16_case(e, a, b, pr, -4, -3, 8, 0);
+					if (pr != 10)
+						ld16_case(e, a, b, pr, 5, 6, 8,
+							  0);
+				}
+		/* Not the idiom: another offset, another shift. */
+		ld16_case(e, 3, 4, 2, 4, 6, 8, 0);
+		ld16_case(e, 3, 4, 2, 4, 5, 16, 0);
+		for (entry = 1; entry <= 3; entry++)
+			ld16_case(e, 3, 4, 2, 4, 5, 8, entry);
+	}
+}
+
 static void test_fused_mov_add(void **state)
 {
 	static const struct { int off; uint32_t want; } land[] = {
@@ -3021,6 +3116,7 @@ int main(void)
 		cmocka_unit_test(test_lddw_mov),
 		cmocka_unit_test(test_fused_mov_add),
 		cmocka_unit_test(test_fused_bound),
+		cmocka_unit_test(test_fused_ld16),
 		cmocka_unit_test(test_ldx_st_stx),
 		cmocka_unit_test(test_atomics),
 		cmocka_unit_test(test_check_align),

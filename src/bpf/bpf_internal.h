@@ -77,6 +77,26 @@ int uxdp_bpf_insn_str_at(const struct bpf_insn *insns, uint32_t n,
 			 uint32_t i, char *buf, size_t len);
 
 /*
+ * The little-endian u16 load that clang writes where a field may be
+ * unaligned (eth->h_proto, a MAC's halves), four instructions at insns:
+ *
+ *	ldxb	a, [p + k + 1]
+ *	lsh32	a, 8
+ *	ldxb	b, [p + k]
+ *	or32	a, b
+ *
+ * with a neither p nor b: a = the u16 at p + k, b = its first byte. Both
+ * engines run it as one step (insn.c). Returns whether insns[0..n) start
+ * with it, and a, b, p, k.
+ */
+struct uxdp_bpf_ld16 {
+	uint8_t a, b, p;
+	int16_t k;
+};
+bool uxdp_bpf_match_ld16(const struct bpf_insn *insns, uint32_t n,
+			 struct uxdp_bpf_ld16 *m);
+
+/*
  * uxdp_bpf_insn_valid() with its rules chosen: UXDP_BPF_VALID_INTERNAL
  * allows the internal rows, UXDP_BPF_VALID_KERNEL adds the rules the
  * kernel's verifier keeps beyond RFC 9669 (a shift by an immediate of the

@@ -308,3 +308,24 @@ int uxdp_bpf_insn_str_at(const struct bpf_insn *insns, uint32_t n,
 	two[0] = insns[i];
 	return uxdp_bpf_insn_str(two, buf, len);
 }
+
+bool uxdp_bpf_match_ld16(const struct bpf_insn *in, uint32_t n,
+			 struct uxdp_bpf_ld16 *m)
+{
+	const uint8_t ldxb = BPF_LDX | BPF_MEM | BPF_B;
+
+	if (n < 4 || in[0].code != ldxb || in[2].code != ldxb ||
+	    in[1].code != (BPF_ALU | BPF_LSH | BPF_K) || in[1].imm != 8 ||
+	    in[3].code != (BPF_ALU | BPF_OR | BPF_X))
+		return false;
+	m->a = in[0].dst_reg;
+	m->b = in[2].dst_reg;
+	m->p = in[0].src_reg;
+	m->k = in[2].off;
+	return m->a <= 9 && m->b <= 9 && m->p <= 10 && m->a != m->p &&
+	       m->a != m->b && in[2].src_reg == m->p &&
+	       (int32_t)in[0].off == (int32_t)m->k + 1 &&
+	       in[1].dst_reg == m->a && in[1].off == 0 &&
+	       in[3].dst_reg == m->a && in[3].src_reg == m->b &&
+	       in[3].off == 0;
+}

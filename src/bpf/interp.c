@@ -73,6 +73,7 @@ static const void *interp_bad;
 enum {
 	FUSE_ADD64_X, FUSE_ADD64_K, FUSE_ADD32_X, FUSE_ADD32_K,
 	FUSE_BOUND_JGT, FUSE_BOUND_JGE, FUSE_BOUND_JLT, FUSE_BOUND_JLE,
+	FUSE_LD16,
 	NFUSE
 };
 static const void *interp_fuse[NFUSE];
@@ -190,11 +191,21 @@ static void decode(const struct uxdp_bpf_code *code, struct interp_insn *out)
 		}
 	}
 	for (i = 0; i + 1 < code->len; i++) {
+		struct uxdp_bpf_ld16 m;
 		uint32_t n;
 
-		if (code->insns[i].code == (BPF_LD | BPF_IMM | BPF_DW))
+		if (code->insns[i].code == (BPF_LD | BPF_IMM | BPF_DW)) {
 			i++;	/* not its second slot */
-		else if ((n = fuse_bound(code, i, out)))
+		} else if (uxdp_bpf_match_ld16(&code->insns[i],
+					       code->len - i, &m)) {
+			/* a = the u16, b (in imm) its first byte; the
+			 * other three slots stay as they were. */
+			out[i] = (struct interp_insn){
+				.label = interp_fuse[FUSE_LD16], .imm = m.b,
+				.off = m.k, .dst = m.a, .src = m.p,
+			};
+			i += 3;
+		} else if ((n = fuse_bound(code, i, out)))
 			i += n - 1;
 		else if (fuse_pair(code, i, out))
 			i++;
@@ -584,6 +595,7 @@ uint64_t uxdp_bpf_interp_run(struct uxdp_bpf_run *run, uint64_t r1,
 		[FUSE_BOUND_JGE] = &&fuse_bound_jge,
 		[FUSE_BOUND_JLT] = &&fuse_bound_jlt,
 		[FUSE_BOUND_JLE] = &&fuse_bound_jle,
+		[FUSE_LD16] = &&fuse_ld16,
 	};
 	const struct uxdp_bpf_code *code;
 	const struct interp_insn *insn, *base;
@@ -671,6 +683,20 @@ name:									\
 	FUSE_BOUND(fuse_bound_jlt, <)
 	FUSE_BOUND(fuse_bound_jle, <=)
 #undef FUSE_BOUND
+	/* The unaligned u16 load (uxdp_bpf_match_ld16()), in bytes as the
+	 * program has it, so on any host. b may be p: read before either
+	 * is written. */
+fuse_ld16:
+	{
+		const uint8_t *m = (const uint8_t *)(uintptr_t)
+			(SRC + (uint64_t)(int64_t)OFF);
+		uint64_t lo = m[0], hi = m[1];
+
+		reg[IMM] = lo;
+		DST = lo | hi << 8;
+		insn += 4;
+		goto *insn->label;
+	}
 
 	/*
 	 * Atomics on @T at dst + off. The fetching forms are fully ordered,

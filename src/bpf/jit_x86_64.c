@@ -1688,8 +1688,11 @@ static void mark_targets(struct jit *j)
 }
 
 /*
- * Instructions @i and @i + 1 as one native sequence, when nothing lands
- * on the second: returns 2, or 0 when @i goes alone.
+ * Instructions from @i on as one native sequence, when nothing lands on
+ * any but the first: returns how many, or 0 when @i goes alone.
+ *
+ * The unaligned u16 load (uxdp_bpf_match_ld16(): two byte loads, a shift
+ * and an or) is two loads: a's u16 and b's byte.
  *
  * mov dst, src; add dst, src2|imm is how clang computes a pointer or an
  * index (p = data + i; q = p + 1): one lea. In 32 bits too: lea's 32-bit
@@ -1701,10 +1704,18 @@ static uint32_t emit_fused(struct jit *j, uint32_t i)
 	const struct bpf_insn *a = &code->insns[i], *b = a + 1;
 	uint8_t cls = BPF_CLASS(a->code);
 	unsigned f = cls == BPF_ALU64 ? X_W : 0;
+	struct uxdp_bpf_ld16 m;
 	int dst, src;
 
 	if (i + 1 >= code->len || j->target[i + 1])
 		return 0;
+	if (uxdp_bpf_match_ld16(a, code->len - i, &m) && !j->target[i + 2] &&
+	    !j->target[i + 3]) {
+		/* movzx a, word [p + k]; movzx b, byte [p + k] */
+		emit_rm(j, 0, 0x0fb7, reg_map[m.a], reg_map[m.p], m.k);
+		emit_rm(j, 0, 0x0fb6, reg_map[m.b], reg_map[m.p], m.k);
+		return 4;
+	}
 	if ((cls != BPF_ALU64 && cls != BPF_ALU) ||
 	    a->code != (cls | BPF_MOV | BPF_X) || a->off ||
 	    a->dst_reg == a->src_reg || b->dst_reg != a->dst_reg || b->off)
@@ -2014,9 +2025,8 @@ static int jit_pass(struct jit *j)
 		if (j->overflow)
 			return insn_fail(j, i, E2BIG, "native code too long");
 		flush(j);
-		j->naddrs[i] = j->pos;
-		if (slots == 2)
-			j->naddrs[i + 1] = j->pos;
+		for (s = 0; s < slots; s++)	/* a lddw's or a fusion's */
+			j->naddrs[i + s] = j->pos;
 		if (j->pos > JIT_MAX_IMAGE)
 			return uxdp_fail(E2BIG, "prog %s: jit: image past %u "
 					 "bytes", code->name ? code->name : "?",
