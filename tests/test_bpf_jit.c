@@ -866,8 +866,8 @@ static void test_fused_bound(void **state)
 /*
  * The unaligned u16 load (ldxb a, [p+k+1]; lsh32 a, 8; ldxb b, [p+k];
  * or32 a, b), which both engines run as one step: every a, b and p (b may
- * be p; p r10 too), and the shapes that must not fuse (a = b, a = p,
- * another offset, a 64-bit shift), each against the four instructions
+ * be p; p r10 too), and the shapes that must not fuse (a = b,
+ * another offset, a shift by 16), each against the four instructions
  * worked out here; then jumps onto the second, third and fourth. Every
  * engine.
  */
@@ -875,7 +875,7 @@ static void ld16_case(int e, int a, int b, int pr, int16_t koff, int16_t aoff,
 		      uint8_t lsh, int entry)
 {
 	uint8_t buf[64];
-	uint64_t out[4] = { 0 }, reg[11], *m;
+	uint64_t out[12] = { 0 }, reg[11], *m;
 	struct tp p = { 0 };
 	struct tres r;
 	int k, base = 1, st;
@@ -906,8 +906,11 @@ static void ld16_case(int e, int a, int b, int pr, int16_t koff, int16_t aoff,
 	A(&p, JA((int16_t)entry),
 	  LDX(BPF_B, a, pr, aoff), I(BPF_ALU | BPF_LSH | BPF_K, a, 0, 0, lsh),
 	  LDX(BPF_B, b, pr, koff), ALU32_X(BPF_OR, a, b),
-	  STX(BPF_DW, base, a, 0), STX(BPF_DW, base, b, 8),
-	  MOV64_K(0, 0), EXIT);
+	  STX(BPF_DW, base, a, 0), STX(BPF_DW, base, b, 8));
+	for (k = 0; k <= 9; k++)	/* and every other register */
+		if (k != base)
+			A(&p, STX(BPF_DW, base, k, (int16_t)(16 + 8 * k)));
+	A(&p, MOV64_K(0, 0), EXIT);
 	r = t_run_on(e, &p, out, sizeof(out));
 	assert_int_equal(r.fault, 0);
 	/* The four from instruction @entry on, one at a time. */
@@ -926,6 +929,11 @@ static void ld16_case(int e, int a, int b, int pr, int16_t koff, int16_t aoff,
 		case 3: m[a] = (uint32_t)(m[a] | m[b]); break;
 		}
 	}
+	for (k = 0; k <= 9; k++)
+		if (k != base && k != a && k != b &&
+		    out[2 + k] != m[k])
+			fail_msg("engine %d: a r%d b r%d p r%d: r%d clobbered: "
+				 "0x%" PRIx64, e, a, b, pr, k, out[2 + k]);
 	if (out[0] != m[a] || out[1] != m[b])
 		fail_msg("engine %d: a r%d b r%d p r%d k %d/%d lsh %u entry %d:"
 			 " a 0x%" PRIx64 " b 0x%" PRIx64 ", want 0x%" PRIx64
@@ -958,6 +966,76 @@ static void test_fused_ld16(void **state)
 	}
 }
 
+/* The bounds test on values at the edges: r1 + imm (imm sign-extended)
+ * against r2, unsigned, 64 bits; r10 as the source too. */
+static void bound_case(int e, uint8_t op, int src, uint64_t r1v, int32_t imm,
+		       uint64_t r2v)
+{
+	struct tp p = { 0 };
+	struct tres r;
+	uint64_t q;
+	bool taken;
+
+	tp_lddw(&p, 1, r1v);
+	tp_lddw(&p, 2, r2v);
+	A(&p, MOV64_X(4, src), ALU64_K(BPF_ADD, 4, imm),
+	  I(BPF_JMP | op | BPF_X, 4, 2, 4, 0),
+	  /* not taken: r0 = r4 - r10 when src is r10, else 2 */
+	  MOV64_K(0, 2));
+	if (src == 10)
+		A(&p, MOV64_X(0, 4), ALU64_X(BPF_SUB, 0, 10));
+	else
+		A(&p, MOV64_K(0, 2), MOV64_K(0, 2));
+	A(&p, EXIT, MOV64_K(0, 1), EXIT);
+	r = t_run_on(e, &p, NULL, 0);
+	assert_int_equal(r.fault, 0);
+	if (src == 10) {
+		/* r10's value is the engine's: jlt against 0 is never
+		 * taken, and r0 tells what r4 was. */
+		if (r.r0 != (uint64_t)(int64_t)imm)
+			fail_msg("engine %d: mov r4, r10; add r4, %d: r4 - r10 "
+				 "= 0x%llx", e, imm,
+				 (unsigned long long)r.r0);
+		tp_free(&p);
+		return;
+	}
+	q = r1v + (uint64_t)(int64_t)imm;
+	taken = op == BPF_JGT ? q > r2v : op == BPF_JGE ? q >= r2v :
+		op == BPF_JLT ? q < r2v : q <= r2v;
+	if (r.r0 != (taken ? 1U : 2U))
+		fail_msg("engine %d: op 0x%x: 0x%llx + %d vs 0x%llx: r0 %llu",
+			 e, op, (unsigned long long)r1v, imm,
+			 (unsigned long long)r2v, (unsigned long long)r.r0);
+	tp_free(&p);
+}
+
+static void test_fused_bound_edges(void **state)
+{
+	static const uint8_t ops[] = { BPF_JGT, BPF_JGE, BPF_JLT, BPF_JLE };
+	static const uint64_t v1[] = { 0, 1, 0xffffffff00000000ULL,
+				       0x7fffffffffffffffULL, ~0ULL,
+				       0x00000000ffffffffULL };
+	static const int32_t imm[] = { -1, 1, 0, INT32_MIN, INT32_MAX };
+	static const int64_t d[] = { -1, 0, 1 };
+	size_t o, a, b, c;
+	int e;
+
+	(void)state;
+	for (e = 0; e < 3; e++) {
+		for (o = 0; o < ARRAY_SIZE(ops); o++)
+			for (a = 0; a < ARRAY_SIZE(v1); a++)
+				for (b = 0; b < ARRAY_SIZE(imm); b++)
+					for (c = 0; c < ARRAY_SIZE(d); c++)
+						bound_case(e, ops[o], 1, v1[a],
+							   imm[b], v1[a] +
+							   (uint64_t)(int64_t)
+							   imm[b] +
+							   (uint64_t)d[c]);
+		for (b = 0; b < ARRAY_SIZE(imm); b++)
+			bound_case(e, BPF_JLT, 10, 0, imm[b], 0);
+	}
+}
+
 static void test_fused_mov_add(void **state)
 {
 	static const struct { int off; uint32_t want; } land[] = {
@@ -986,6 +1064,43 @@ static void test_fused_mov_add(void **state)
 			assert_int_equal(r.r0, land[i].want);
 			tp_free(&p);
 		}
+		/* A bpf-to-bpf call and a ja32 (its offset in imm) onto
+		 * the add: r0 = 3 + 5 either way. */
+		for (i = 0; i < 2; i++) {
+			struct tp p = { 0 };
+			struct tres r;
+
+			if (i == 0)
+				A(&p, MOV64_K(2, 7), MOV64_K(0, 3),
+				  CALL_LOCAL(2), EXIT,
+				  MOV64_X(0, 2), ALU64_K(BPF_ADD, 0, 5), EXIT);
+			else
+				A(&p, MOV64_K(2, 7), MOV64_K(0, 3), JA32(1),
+				  MOV64_X(0, 2), ALU64_K(BPF_ADD, 0, 5), EXIT);
+			r = t_run_on(e, &p, NULL, 0);
+			assert_int_equal(r.fault, 0);
+			if (r.r0 != 8)
+				fail_msg("engine %d: %s onto the add: r0 %llu",
+					 e, i ? "ja32" : "a call",
+					 (unsigned long long)r.r0);
+			tp_free(&p);
+		}
+	}
+	/* And the JIT did fuse: the add takes no code of its own. */
+	{
+		struct tp p = { 0 };
+		struct uxdp_bpf_code c;
+		struct uxdp_bpf_jit *jit;
+
+		A(&p, MOV64_X(0, 1), ALU64_K(BPF_ADD, 0, 5), EXIT);
+		c = t_code(&p);
+		jit = t_compile(&c);
+		assert_int_equal(uxdp_bpf_jit_insn_off(jit, 2),
+				 uxdp_bpf_jit_insn_off(jit, 1));
+		assert_true(uxdp_bpf_jit_insn_off(jit, 1) >
+			    uxdp_bpf_jit_insn_off(jit, 0));
+		uxdp_bpf_jit_free(jit);
+		tp_free(&p);
 	}
 }
 
@@ -3116,6 +3231,7 @@ int main(void)
 		cmocka_unit_test(test_lddw_mov),
 		cmocka_unit_test(test_fused_mov_add),
 		cmocka_unit_test(test_fused_bound),
+		cmocka_unit_test(test_fused_bound_edges),
 		cmocka_unit_test(test_fused_ld16),
 		cmocka_unit_test(test_ldx_st_stx),
 		cmocka_unit_test(test_atomics),

@@ -78,6 +78,14 @@ enum {
 };
 static const void *interp_fuse[NFUSE];
 
+/* A fused label: stored (relaxed) before interp_jt's release, which
+ * decode() acquires first; atomic because a second thread's first call
+ * may be storing the same values again (TSan; a review found it). */
+static const void *fuse_label(int f)
+{
+	return __atomic_load_n(&interp_fuse[f], __ATOMIC_RELAXED);
+}
+
 /*
  * Instructions @i and @i + 1 as one dispatch: mov dst, src; add dst,
  * src2|imm, how clang computes a pointer or an index (p = data + i; q =
@@ -125,7 +133,7 @@ static uint32_t fuse_bound(const struct uxdp_bpf_code *code, uint32_t i,
 	case BPF_JMP | BPF_JLE | BPF_X: f = FUSE_BOUND_JLE; break;
 	default: return 0;
 	}
-	out[i].label = interp_fuse[f];
+	out[i].label = fuse_label(f);
 	out[i].imm = b->imm;
 	return 3;
 }
@@ -145,13 +153,13 @@ static bool fuse_pair(const struct uxdp_bpf_code *code, uint32_t i,
 	    b->off || b->src_reg > 10)
 		return false;
 	if (b->code == (cls | BPF_ADD | BPF_X)) {
-		out[i].label = interp_fuse[w ? FUSE_ADD64_X : FUSE_ADD32_X];
+		out[i].label = fuse_label(w ? FUSE_ADD64_X : FUSE_ADD32_X);
 		out[i].imm = b->src_reg == a->dst_reg ? a->src_reg :
 			     b->src_reg;
 		return true;
 	}
 	if (b->code == (cls | BPF_ADD | BPF_K)) {
-		out[i].label = interp_fuse[w ? FUSE_ADD64_K : FUSE_ADD32_K];
+		out[i].label = fuse_label(w ? FUSE_ADD64_K : FUSE_ADD32_K);
 		out[i].imm = b->imm;
 		return true;
 	}
@@ -201,7 +209,7 @@ static void decode(const struct uxdp_bpf_code *code, struct interp_insn *out)
 			/* a = the u16, b (in imm) its first byte; the
 			 * other three slots stay as they were. */
 			out[i] = (struct interp_insn){
-				.label = interp_fuse[FUSE_LD16], .imm = m.b,
+				.label = fuse_label(FUSE_LD16), .imm = m.b,
 				.off = m.k, .dst = m.a, .src = m.p,
 			};
 			i += 3;
