@@ -1703,13 +1703,16 @@ static struct reg ptr_add(struct wstate *w, uint32_t i, struct reg p,
 	default:
 		return unknown();
 	}
-	/* A constant: negative ones too (-1 is U64_MAX_). */
+	/* A constant: negative ones too (-1 is U64_MAX_). Its size is
+	 * tested before the sum: p.off + INT64_MIN overflows an int64_t
+	 * (fuzz_bpf_check, UBSan, 7,708,758 executions on bb404e0). */
 	{
-		int64_t o = (int64_t)p.off + (int64_t)s->umin;
+		int64_t c = (int64_t)s->umin, o = 0;
 
-		if ((int64_t)s->umin < -(int64_t)MAX_OFF ||
-		    (int64_t)s->umin > MAX_OFF || o < -(int64_t)lim ||
-		    o > (int64_t)lim) {
+		if (c >= -(int64_t)MAX_OFF && c <= MAX_OFF)
+			o = (int64_t)p.off + c;
+		if (c < -(int64_t)MAX_OFF || c > MAX_OFF ||
+		    o < -(int64_t)lim || o > (int64_t)lim) {
 			if (p.type == PTR_PKT || p.type == PTR_PKT_META)
 				return pkt_untracked(p.type);
 			return p.type == PTR_CTX ? unknown() : untracked(p);
