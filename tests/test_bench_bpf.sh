@@ -49,6 +49,13 @@ if sys.argv[2] == "0":
             "kernel dev path of %s: no figure, no reason" % p
 else:
     assert "not root" in notes, "kernel skipped without saying why"
+# With DPDK built, the peers' ratios are there (a program whose cost
+# came out at most 0 in this tiny run has none), and positive.
+if any(r["variant"] == "dpdk-jit" for r in rows):
+    for v in ["dpdk-interp/dpdk-jit", "uxdp-interp/dpdk-interp",
+              "uxdp-jit/dpdk-jit"]:
+        g = fig.get(("geomean ratio", v))
+        assert g and g["value"] > 0, "no peer ratio %s" % v
 targets = [t["what"] for t in doc["targets"]]
 for t in ["jit/native geomean", "interp/jit geomean",
           "jit/kernel geomean"]:

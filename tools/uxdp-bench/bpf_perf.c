@@ -886,6 +886,78 @@ static const struct ratio_def {
 
 #define NRATIOS	(sizeof(ratio_defs) / sizeof(ratio_defs[0]))
 
+/* @d's ratio on @p: a's cost over b's, each minus its own floor. */
+static double prog_ratio(struct bcase *cs, unsigned int nc,
+			 const struct bprog *p, const struct ratio_def *d,
+			 unsigned int runs)
+{
+	const struct bprog *f = floor_of(p, d->path);
+
+	return paired_cost_ratio(find_v(cs, nc, p, d->a, d->path),
+				 find_v(cs, nc, f, d->a, d->path),
+				 find_v(cs, nc, p, d->b, d->path),
+				 find_v(cs, nc, f, d->b, d->path), runs);
+}
+
+/*
+ * Context for the interp/jit target, no limits of their own: how far a
+ * peer's interpreter is from its own JIT on the same programs, and each
+ * uxdp engine against DPDK's of the same kind (run path, floor
+ * subtracted, as the targets are).
+ */
+static const struct ratio_def peer_defs[] = {
+	{ "dpdk-interp/dpdk-jit", SIDE_DPDK_INTERP, SIDE_DPDK_JIT, PATH_RUN,
+	  0, 0 },
+	{ "uxdp-interp/dpdk-interp", SIDE_INTERP, SIDE_DPDK_INTERP, PATH_RUN,
+	  0, 0 },
+	{ "uxdp-jit/dpdk-jit", SIDE_JIT, SIDE_DPDK_JIT, PATH_RUN, 0, 0 },
+};
+
+#define NPEERS	(sizeof(peer_defs) / sizeof(peer_defs[0]))
+
+/*
+ * @d's ratio for every program both sides ran, then their geomean: as
+ * the issue's targets (@target), or as rows named "PROG ratio" and
+ * "geomean ratio" with the ratio's name the variant.
+ */
+static void report_ratios(struct bcase *cs, unsigned int nc,
+			  unsigned int runs, const struct ratio_def *d,
+			  bool target)
+{
+	double r[NPROGS];
+	unsigned int i, n = 0;
+	char name[48];
+
+	for (i = 0; i < NPROGS; i++) {
+		const struct bprog *p = &bprogs[i];
+
+		/* pass is the floor and drop's cost is nothing on every
+		 * side: neither is a ratio. */
+		if (p->floor)
+			continue;
+		r[n] = prog_ratio(cs, nc, p, d, runs);
+		if (isnan(r[n]))
+			continue;
+		if (target) {
+			report_target("bpf", d->name, r[n], d->limit, "%s: %s "
+				      "path, minus each side's floor", p->name,
+				      path_names[d->path]);
+		} else {
+			snprintf(name, sizeof(name), "%s ratio", p->name);
+			report_add("bpf", name, d->name, r[n], NAN, "x");
+		}
+		n++;
+	}
+	if (target) {
+		snprintf(name, sizeof(name), "%s geomean", d->name);
+		report_target("bpf", name, n ? geomean(r, n) : NAN,
+			      d->geomean_limit, "%u programs", n);
+	} else if (n) {
+		report_add("bpf", "geomean ratio", d->name, geomean(r, n), NAN,
+			   "x");
+	}
+}
+
 static void report_figures(struct bcase *cs, unsigned int nc,
 			   unsigned int runs)
 {
@@ -938,39 +1010,13 @@ static void report_figures(struct bcase *cs, unsigned int nc,
 		}
 	}
 
-	/* The issue's targets, on floor-subtracted figures; pass is the
-	 * floor and drop's cost is nothing on every side: neither is a
-	 * ratio. */
-	for (t = 0; t < NRATIOS; t++) {
-		const struct ratio_def *d = &ratio_defs[t];
-		double r[NPROGS];
-		char what[48];
-		unsigned int n = 0;
-
-		for (i = 0; i < NPROGS; i++) {
-			const struct bprog *p = &bprogs[i];
-
-			if (p->floor)
-				continue;
-			r[n] = paired_cost_ratio(
-				find_v(cs, nc, p, d->a, d->path),
-				find_v(cs, nc, floor_of(p, d->path), d->a,
-				       d->path),
-				find_v(cs, nc, p, d->b, d->path),
-				find_v(cs, nc, floor_of(p, d->path), d->b,
-				       d->path),
-				runs);
-			if (isnan(r[n]))
-				continue;
-			report_target("bpf", d->name, r[n], d->limit, "%s: %s "
-				      "path, minus each side's floor", p->name,
-				      path_names[d->path]);
-			n++;
-		}
-		snprintf(what, sizeof(what), "%s geomean", d->name);
-		report_target("bpf", what, n ? geomean(r, n) : NAN,
-			      d->geomean_limit, "%u programs", n);
-	}
+	/* The targets, on floor-subtracted figures. */
+	for (t = 0; t < NRATIOS; t++)
+		report_ratios(cs, nc, runs, &ratio_defs[t], true);
+	report_heading("bpf: peers' ratios, run path, minus each side's "
+		       "floor (context, no targets)");
+	for (t = 0; t < NPEERS; t++)
+		report_ratios(cs, nc, runs, &peer_defs[t], false);
 }
 
 int bench_bpf(const struct bench_opts *o)
