@@ -1835,6 +1835,185 @@ static void test_conformance(void **state)
 	assert_int_equal(passed + kernel + scope, n);
 }
 
+/* ---- lookups with a known key -------------------------------------------- */
+
+/*
+ * A lookup whose key the pass knows is folded to the value's address (or
+ * 0); anything that may have changed the key's bytes since its one
+ * constant store keeps the array's own bounds test. Each program runs on
+ * both engines (the JIT where there is one) with real maps: the folded
+ * and the unfolded alike give the value the key names.
+ */
+#define KEY_TAIL_AT(m, o)						\
+	MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, o), LD_MAP(1, m),	\
+	CALL(BPF_FUNC_map_lookup_elem), JMP_IMM(BPF_JNE, 0, 0, 2),	\
+	MOV64_IMM(0, 999), EXIT, LDX(BPF_DW, 0, 0, 0), EXIT
+#define KEY_TAIL(m)	KEY_TAIL_AT(m, -4)
+#define RXQ(d)		LDX(BPF_W, d, 1, 16)	/* 3 here */
+
+enum { K_ARR, K_PCPU, K_NMAPS };
+
+struct kcase {
+	const char *name;
+	struct bpf_insn insns[MAX_T_INSNS];
+	bool folded;
+	uint64_t r0;
+};
+
+static const struct kcase kcases[] = {
+	{ "constant", { ST(BPF_W, 10, -4, 2), KEY_TAIL(K_ARR) }, true, 102 },
+	{ "out of range", { ST(BPF_W, 10, -4, 9), KEY_TAIL(K_ARR) }, true,
+	  999 },
+	{ "from a register", { MOV32_IMM(3, 1), STX(BPF_W, 10, 3, -4),
+			       KEY_TAIL(K_ARR) }, true, 101 },
+	{ "unknown", { RXQ(3), STX(BPF_W, 10, 3, -4), KEY_TAIL(K_ARR) },
+	  false, 103 },
+	{ "two paths, two keys",
+	  { RXQ(3), JMP_IMM(BPF_JEQ, 3, 3, 2), ST(BPF_W, 10, -4, 2), JA(1),
+	    ST(BPF_W, 10, -4, 1), KEY_TAIL(K_ARR) }, false, 101 },
+	{ "two paths, one key",
+	  { RXQ(3), JMP_IMM(BPF_JEQ, 3, 3, 2), ST(BPF_W, 10, -4, 1), JA(1),
+	    ST(BPF_W, 10, -4, 1), KEY_TAIL(K_ARR) }, true, 101 },
+	{ "a byte changed after", { ST(BPF_W, 10, -4, 1), RXQ(3),
+				    STX(BPF_B, 10, 3, -4), KEY_TAIL(K_ARR) },
+	  false, 103 },
+	{ "a constant byte after", { ST(BPF_W, 10, -4, 1),
+				     ST(BPF_B, 10, -4, 2), KEY_TAIL(K_ARR) },
+	  false, 102 },
+	{ "the slot's other half", { ST(BPF_W, 10, -4, 1),
+				     ST(BPF_W, 10, -8, 3), KEY_TAIL(K_ARR) },
+	  false, 101 },
+	{ "two halves", { ST(BPF_H, 10, -4, 1), ST(BPF_H, 10, -2, 0),
+			  KEY_TAIL(K_ARR) }, false, 101 },
+	{ "an 8-byte store", { MOV64_IMM(3, 2), STX(BPF_DW, 10, 3, -8),
+			       KEY_TAIL_AT(K_ARR, -8) }, false, 102 },
+	{ "an atomic after", { ST(BPF_W, 10, -4, 1), MOV64_IMM(3, 1),
+			       ATOMIC(BPF_W, BPF_ADD, 10, 3, -4),
+			       KEY_TAIL(K_ARR) }, false, 102 },
+	{ "a helper writes it",
+	  { MOV64_REG(6, 1), ST(BPF_W, 10, -4, 1), MOV64_REG(1, 6),
+	    MOV64_IMM(2, 0), MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -4),
+	    MOV64_IMM(4, 4), CALL(BPF_FUNC_xdp_load_bytes), KEY_TAIL(K_ARR) },
+	  false, 103 },
+	{ "a variable store",
+	  { ST(BPF_W, 10, -4, 1), RXQ(3), ALU64_IMM(BPF_AND, 3, 1),
+	    ALU64_IMM(BPF_LSH, 3, 2), MOV64_REG(4, 10),
+	    ALU64_IMM(BPF_ADD, 4, -8), ALU64_REG(BPF_ADD, 4, 3),
+	    MOV64_IMM(5, 3), STX(BPF_W, 4, 5, 0), KEY_TAIL(K_ARR) }, false,
+	  103 },
+	{ "in a callee, the caller's key",
+	  { ST(BPF_W, 10, -4, 2), MOV64_REG(1, 10), ALU64_IMM(BPF_ADD, 1, -4),
+	    CALL_LOCAL(1), EXIT, MOV64_REG(2, 1), LD_MAP(1, K_ARR),
+	    CALL(BPF_FUNC_map_lookup_elem), JMP_IMM(BPF_JNE, 0, 0, 2),
+	    MOV64_IMM(0, 999), EXIT, LDX(BPF_DW, 0, 0, 0), EXIT }, true, 102 },
+	/* One lookup reached in two call strings, a key in each: the
+	 * join of states does not see it, the two visits do. */
+	{ "in a callee, two callers' keys",
+	  { ST(BPF_W, 10, -4, 1), MOV64_REG(1, 10), ALU64_IMM(BPF_ADD, 1, -4),
+	    CALL_LOCAL(7), MOV64_REG(6, 0), ST(BPF_W, 10, -4, 2),
+	    MOV64_REG(1, 10), ALU64_IMM(BPF_ADD, 1, -4), CALL_LOCAL(2),
+	    ALU64_REG(BPF_ADD, 0, 6), EXIT, MOV64_REG(2, 1), LD_MAP(1, K_ARR),
+	    CALL(BPF_FUNC_map_lookup_elem), JMP_IMM(BPF_JNE, 0, 0, 2),
+	    MOV64_IMM(0, 999), EXIT, LDX(BPF_DW, 0, 0, 0), EXIT }, false,
+	  203 },
+	{ "per-CPU", { ST(BPF_W, 10, -4, 1), KEY_TAIL(K_PCPU) }, true, 55 },
+	{ "per-CPU, out of range", { ST(BPF_W, 10, -4, 5), KEY_TAIL(K_PCPU) },
+	  true, 999 },
+};
+
+/* Whether @c still reads a lookup's key (the array's inline form). */
+static bool reads_key(const struct uxdp_bpf_code *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->len; i++)
+		if (c->insns[i].code == (BPF_LDX | BPF_W | BPF_MEM) &&
+		    c->insns[i].dst_reg == 0 && c->insns[i].src_reg == 2)
+			return true;
+	return false;
+}
+
+static void test_known_keys(void **state)
+{
+	uint64_t pcpu[UXDP_BPF_NR_CPUS], v;
+	struct uxdp_bpf_build_map bm[K_NMAPS];
+	struct uxdp_bpf_map *m[K_NMAPS];
+	uint8_t pkt[64] = { 3, 0, 0, 0 };
+	uint32_t k, i;
+	size_t t;
+
+	(void)state;
+	m[K_ARR] = uxdp_bpf_map_new("arr", BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
+	m[K_PCPU] = uxdp_bpf_map_new("pcpu", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8,
+				     2, 0);
+	for (k = 0; k < K_NMAPS; k++) {
+		assert_non_null(m[k]);
+		assert_int_equal(uxdp_bpf_map_create(m[k]), 0);
+		uxdp_bpf_map_build(m[k], &bm[k]);
+		assert_true(bm[k].gen_lookup);
+	}
+	for (k = 0; k < 4; k++) {
+		v = 100 + k;
+		assert_int_equal(m[K_ARR]->ops->map_update(m[K_ARR], &k, &v,
+							   BPF_ANY), 0);
+	}
+	for (i = 0; i < UXDP_BPF_NR_CPUS; i++)
+		pcpu[i] = 55;
+	k = 1;
+	assert_int_equal(m[K_PCPU]->ops->map_update(m[K_PCPU], &k, pcpu,
+						    BPF_ANY), 0);
+
+	for (t = 0; t < ARRAY_SIZE(kcases); t++) {
+		const struct kcase *kc = &kcases[t];
+		struct uxdp_bpf_build b = {
+			.name = kc->name, .insns = kc->insns,
+			.ctx_kind = UXDP_BPF_CTX_XDP, .maps = bm,
+			.nmaps = K_NMAPS, .helper = test_helper,
+		};
+		struct uxdp_bpf_jit *jit = NULL;
+		struct uxdp_bpf_run run;
+		struct uxdp_buff x;
+		uint64_t r0;
+		int err;
+
+		for (b.len = MAX_T_INSNS; b.len && !kc->insns[b.len - 1].code;
+		     b.len--)
+			;
+		if (uxdp_bpf_prepare(&b))
+			fail_msg("%s: refused: %s", kc->name, uxdp_errmsg());
+		if (reads_key(b.code) == kc->folded)
+			fail_msg("%s: folded %d, want %d", kc->name,
+				 !reads_key(b.code), kc->folded);
+		x = (struct uxdp_buff){
+			.data = pkt, .data_end = pkt + sizeof(pkt),
+			.data_meta = pkt, .data_hard_start = pkt,
+			.rxq = &test_rxq, .frame_sz = sizeof(pkt),
+		};
+		memset(&run, 0, sizeof(run));
+		run.code = b.code;
+		run.ctx = &x;
+		r0 = uxdp_bpf_interp_run(&run, (uintptr_t)&x, 0);
+		if (run.fault || r0 != kc->r0)
+			fail_msg("%s: interp: r0 %llu fault %u, want %llu",
+				 kc->name, (unsigned long long)r0, run.fault,
+				 (unsigned long long)kc->r0);
+		err = uxdp_bpf_jit_compile(b.code, &jit);
+		if (err != -EOPNOTSUPP) {
+			assert_int_equal(err, 0);
+			r0 = uxdp_bpf_jit_run(jit, &run, (uintptr_t)&x, 0);
+			if (run.fault || r0 != kc->r0)
+				fail_msg("%s: jit: r0 %llu fault %u, want "
+					 "%llu", kc->name,
+					 (unsigned long long)r0, run.fault,
+					 (unsigned long long)kc->r0);
+			uxdp_bpf_jit_free(jit);
+		}
+		uxdp_bpf_code_free(b.code);
+	}
+	for (k = 0; k < K_NMAPS; k++)
+		uxdp_bpf_map_free(m[k]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1844,6 +2023,7 @@ int main(void)
 		cmocka_unit_test(test_jump_too_far),
 		cmocka_unit_test(test_bad_builds),
 		cmocka_unit_test(test_conformance),
+		cmocka_unit_test(test_known_keys),
 	};
 
 	t_test_filter();

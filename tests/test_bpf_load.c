@@ -998,20 +998,21 @@ static void test_helper_names(void **state)
 	assert_null(uxdp_bpf_helper_get(0));
 }
 
-/* An array's lookup as instructions: bounds, scale, base. */
+/* An array's lookup as instructions: bounds, scale, base; with a known
+ * key, folded. */
 static void test_gen_lookup(void **state)
 {
 	struct bpf_insn insn[UXDP_BPF_GEN_LOOKUP_MAX];
 	struct uxdp_bpf_build_map bm;
 	struct uxdp_bpf_map *m;
+	uint32_t n, key = 7;
 	uint64_t base;
-	uint32_t n;
 
 	(void)state;
 	m = uxdp_bpf_map_new("a", BPF_MAP_TYPE_ARRAY, 4, 20, 10, 0);
 	assert_int_equal(uxdp_bpf_map_create(m), 0);
 	uxdp_bpf_map_build(m, &bm);
-	n = uxdp_bpf_map_gen_lookup(&bm, insn);
+	n = uxdp_bpf_map_gen_lookup(&bm, NULL, insn);
 	assert_int_equal(n, 8);
 	base = (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32;
 	assert_int_equal(base, (uintptr_t)m->values);
@@ -1019,12 +1020,25 @@ static void test_gen_lookup(void **state)
 	assert_int_equal(insn[3].imm, 10);
 	assert_int_equal(insn[4].code, BPF_ALU64 | BPF_MUL | BPF_K);
 	assert_int_equal(insn[4].imm, 24);	/* 20 rounded up to 8 */
+	/* A known key: the element's address, or NULL out of range. */
+	n = uxdp_bpf_map_gen_lookup(&bm, &key, insn);
+	assert_int_equal(n, 2);
+	assert_int_equal(insn[0].code, BPF_LD | BPF_DW | BPF_IMM);
+	assert_int_equal(insn[0].dst_reg, BPF_REG_0);
+	base = (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32;
+	assert_int_equal(base, (uintptr_t)m->values + 7 * 24);
+	key = 10;
+	n = uxdp_bpf_map_gen_lookup(&bm, &key, insn);
+	assert_int_equal(n, 1);
+	assert_int_equal(insn[0].code, BPF_ALU64 | BPF_MOV | BPF_K);
+	assert_int_equal(insn[0].dst_reg, BPF_REG_0);
+	assert_int_equal(insn[0].imm, 0);
 	uxdp_bpf_map_free(m);
 	/* Per-CPU arrays: then this thread's block. */
 	m = uxdp_bpf_map_new("p", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 20, 3, 0);
 	assert_int_equal(uxdp_bpf_map_create(m), 0);
 	uxdp_bpf_map_build(m, &bm);
-	n = uxdp_bpf_map_gen_lookup(&bm, insn);
+	n = uxdp_bpf_map_gen_lookup(&bm, NULL, insn);
 	assert_int_equal(n, 11);
 	base = (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32;
 	assert_int_equal(base, (uintptr_t)m->values);
@@ -1037,6 +1051,16 @@ static void test_gen_lookup(void **state)
 	assert_int_equal(insn[7].code, BPF_ALU64 | BPF_LSH | BPF_K);
 	assert_int_equal(insn[7].imm, 7);	/* 72 bytes, in whole lines */
 	assert_int_equal(insn[10].code, BPF_ALU64 | BPF_MOV | BPF_K);
+	key = 2;
+	n = uxdp_bpf_map_gen_lookup(&bm, &key, insn);
+	assert_int_equal(n, 5);
+	base = (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32;
+	assert_int_equal(base, (uintptr_t)m->values + 2 * 24);
+	assert_int_equal(insn[2].code, UXDP_BPF_OP_THREAD);
+	assert_int_equal(insn[3].imm, 7);
+	assert_int_equal(insn[4].code, BPF_ALU64 | BPF_ADD | BPF_X);
+	key = 3;
+	assert_int_equal(uxdp_bpf_map_gen_lookup(&bm, &key, insn), 1);
 	uxdp_bpf_map_free(m);
 }
 

@@ -184,12 +184,19 @@ out_has "^ +[0-9]+: lddw %r1, map\[1\]	; per_cpu$" "dump -d count.o"
 out_has "^ +[0-9]+: call 1	; bpf_map_lookup_elem$" "dump -d count.o"
 out_has "^ +34: exit$" "dump -d count.o"
 # -x: the code the engines run. count's three lookups are inline (no call
-# is left), each instruction names the one it came from; the packet read
-# oob_read cannot prove is a check; forever's back edge a budget step.
+# is left), and their keys are constants: folded to the value's address
+# (no read of the key); each instruction names the one it came from.
+# parse_udp's key is the port: the array's bounds test stays. The packet
+# read oob_read cannot prove is a check; forever's back edge a budget step.
 expect 0 "" dump -x "$dir/count.o"
-out_has "^ +[0-9]+ \(from [0-9]+\): ldxw %r0, \[%r2\+0\]$" "dump -x count.o"
+out_has "^ +[0-9]+ \(from [0-9]+\): lddw %r0, 0x[0-9a-f]+$" "dump -x count.o"
 out_has "^ +[0-9]+ \(from [0-9]+\): thread %r1$" "dump -x count.o"
 grep -q "call" "$tmp/out" && fail "dump -x count.o: a call left: $(cat "$tmp/out")"
+grep -q "ldxw %r0, \[%r2+0\]" "$tmp/out" &&
+	fail "dump -x count.o: a constant key read: $(cat "$tmp/out")"
+expect 0 "" dump -x "$dir/parse_udp.o"
+out_has "^ +[0-9]+ \(from [0-9]+\): ldxw %r0, \[%r2\+0\]$" "dump -x parse_udp.o"
+grep -q "call" "$tmp/out" && fail "dump -x parse_udp.o: a call left: $(cat "$tmp/out")"
 expect 0 "" dump -x "$dir/oob.o"
 out_has "^ +[0-9]+ \(from [0-9]+\): checkr 1 \[%r[0-9]+\+0\] kind 1 region 0	; the packet$" "dump -x oob.o"
 out_has "^ +[0-9]+ \(from [0-9]+\): budget$" "dump -x oob.o"

@@ -554,11 +554,12 @@ void uxdp_bpf_raw_free(struct uxdp_bpf_code *code);
 
 /* Per instruction of the program as loaded. */
 struct uxdp_bpf_aux {
-	uint8_t flags;		/* UXDP_BPF_AUX_* */
+	uint16_t flags;		/* UXDP_BPF_AUX_* */
 	uint8_t kind;		/* a memory access: 0 proven, else the
 				 * check it needs (enum uxdp_bpf_mem_kind) */
 	uint8_t ctx_field;	/* AUX_CTX: enum uxdp_bpf_ctx_field */
 	uint16_t region;	/* kind REGION: index in code->regions */
+	uint64_t key;		/* AUX_KEY: the lookup's key, its bytes */
 };
 #define UXDP_BPF_AUX_SEEN	(1U << 0)	/* reached by the analysis */
 #define UXDP_BPF_AUX_MEM	(1U << 1)	/* a load, store or atomic */
@@ -570,6 +571,11 @@ struct uxdp_bpf_aux {
  * region): fixup.c puts the map family's inline lookup in its place. */
 #define UXDP_BPF_AUX_LOOKUP	(1U << 5)
 #define UXDP_BPF_AUX_NOLOOKUP	(1U << 6)	/* of another map too, or none */
+/* The lookup's key is known: the same constant bytes (key_size, at most
+ * 8, stored to the stack as one constant) in every state. KEYVAR: not in
+ * some state, or another constant. */
+#define UXDP_BPF_AUX_KEY	(1U << 7)
+#define UXDP_BPF_AUX_KEYVAR	(1U << 8)
 
 struct uxdp_bpf_facts {
 	const struct uxdp_bpf_aux *aux;		/* b->len of them */
@@ -626,11 +632,13 @@ struct uxdp_bpf_map_ops {
 	 * Optional: map_lookup_elem as instructions (the kernel's
 	 * map_gen_lookup), for fixup.c to put in place of the call: r1 = the
 	 * map (as lddw src 5 gives it), r2 = the key; r0 = the value or 0;
-	 * r1..r5 may be clobbered, as by a call. Writes at most
+	 * r1..r5 may be clobbered, as by a call. @key: NULL, or the key's
+	 * key_size bytes when the safety pass knows them (the same in every
+	 * state: the lookup may be folded for them). Writes at most
 	 * UXDP_BPF_GEN_LOOKUP_MAX instructions and returns how many.
 	 */
 	uint32_t (*map_gen_lookup)(const struct uxdp_bpf_map *map,
-				   struct bpf_insn *insn);
+				   const void *key, struct bpf_insn *insn);
 };
 #define UXDP_BPF_GEN_LOOKUP_MAX	16
 
@@ -671,7 +679,7 @@ void uxdp_bpf_map_build(struct uxdp_bpf_map *map,
 			struct uxdp_bpf_build_map *out);
 /* For fixup.c: the family's inline lookup of @m (0: none, call it). */
 uint32_t uxdp_bpf_map_gen_lookup(const struct uxdp_bpf_build_map *m,
-				 struct bpf_insn *insn);
+				 const void *key, struct bpf_insn *insn);
 
 extern const struct uxdp_bpf_map_ops uxdp_bpf_array_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_percpu_array_ops;

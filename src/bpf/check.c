@@ -85,6 +85,12 @@ enum reg_type {
 	PTR_MAP_VALUE_OR_NULL,	/* a lookup's result (id) before its check */
 	CONST_MAP,		/* lddw src 5 */
 	PTR_RAW,		/* a raw run's memory + off + [0, umax] */
+	/* Only in a spilled slot: bytes [off, off + range) of the slot
+	 * hold the constant umin (a store of fewer than 8 bytes, as a
+	 * u32 map key is), the others are unknown. A fill of exactly
+	 * those bytes reads the constant, any other fill an unknown
+	 * scalar; a join with anything else is unknown (reg_join). */
+	STACK_CONST,
 };
 
 static const char *const type_names[] = {
@@ -94,6 +100,7 @@ static const char *const type_names[] = {
 	[PTR_MAP_VALUE] = "map_value",
 	[PTR_MAP_VALUE_OR_NULL] = "map_value_or_null",
 	[CONST_MAP] = "map_ptr", [PTR_RAW] = "mem",
+	[STACK_CONST] = "stack_const",
 };
 
 /*
@@ -801,6 +808,17 @@ static struct reg pkt_untracked(uint8_t type)
 static bool is_const(const struct reg *r)
 {
 	return r->type == SCALAR && r->umin == r->umax;
+}
+
+/* A slot's bytes [at, at + size) (size 1, 2 or 4) hold the low bytes of
+ * @k, as a store of that size wrote them. */
+static struct reg stack_const(uint32_t at, uint32_t size, uint64_t k)
+{
+	struct reg r = ptr(STACK_CONST, (int32_t)at);
+
+	r.range = size;
+	r.umin = r.umax = k & ((1ULL << (8 * size)) - 1);
+	return r;
 }
 
 static bool pkt_tracked(const struct reg *r)
@@ -2029,18 +2047,34 @@ static int do_mem(struct env *e, struct wstate *w, uint32_t i)
 		/* A constant slot of a known frame: spill and fill. */
 		{
 			uint32_t f = p.frame, n = (uint32_t)((lo + 512) / 8);
-			bool whole = size == 8 && !(lo % 8);
+			uint32_t at = (uint32_t)((lo + 512) % 8);
+			bool whole = size == 8 && !at;
+			const struct reg *sl = &w->slot[f][n];
 
 			if (cls == BPF_LDX) {
-				if (whole && mode == BPF_MEM &&
-				    (w->spilled[f] >> n & 1))
-					res = w->slot[f][n];
+				if (mode != BPF_MEM ||
+				    !(w->spilled[f] >> n & 1))
+					break;
+				if (sl->type == STACK_CONST) {
+					if ((uint32_t)sl->off == at &&
+					    sl->range == size)
+						res = scalar(sl->umin,
+							     sl->umin);
+				} else if (whole) {
+					res = *sl;
+				}
 				break;
 			}
 			stack_written(w, &p, in->off, size);
-			if (whole && !atomic) {
+			if (atomic || at + size > 8)
+				break;
+			if (whole) {
 				w->spilled[f] |= 1ULL << n;
 				w->slot[f][n] = val;
+			} else if (is_const(&val)) {
+				w->spilled[f] |= 1ULL << n;
+				w->slot[f][n] = stack_const(at, size,
+							    val.umin);
 			}
 		}
 		break;
@@ -2133,12 +2167,47 @@ static int do_lddw(struct env *e, struct wstate *w, uint32_t i)
 
 /* ---- calls --------------------------------------------------------------------- */
 
+/*
+ * Whether the @n bytes at stack pointer @p are known, and then what
+ * (their host-order value in *@k): one store of a constant of exactly
+ * those bytes is the last write to them in this state (a whole 8-byte
+ * slot, or the part STACK_CONST keeps).
+ */
+static bool stack_known(const struct wstate *w, const struct reg *p,
+			uint64_t n, uint64_t *k)
+{
+	const struct reg *sl;
+	int64_t lo = p->off;
+	uint32_t at, s;
+
+	if (p->type != PTR_STACK || p->umax || p->frame == FRAME_ANY ||
+	    p->frame > w->depth || lo < -UXDP_BPF_STACK || lo + (int64_t)n > 0)
+		return false;
+	at = (uint32_t)((lo + UXDP_BPF_STACK) % 8);
+	s = (uint32_t)((lo + UXDP_BPF_STACK) / 8);
+	if (!(w->spilled[p->frame] >> s & 1))
+		return false;
+	sl = &w->slot[p->frame][s];
+	if (sl->type == STACK_CONST && (uint32_t)sl->off == at &&
+	    sl->range == n) {
+		*k = sl->umin;
+		return true;
+	}
+	if (n == 8 && !at && is_const(sl)) {
+		*k = sl->umin;
+		return true;
+	}
+	return false;
+}
+
 static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 {
 	const struct bpf_insn *in = &e->insns[i];
 	const struct uxdp_bpf_helper *h = helper_of(e, (uint32_t)in->imm);
 	int map = -1;		/* the map argument's; -2: not a map */
 	uint32_t a, id = (uint32_t)in->imm;
+	bool key_known = false;
+	uint64_t key = 0;
 	char name[64];
 
 	if (!h)
@@ -2201,6 +2270,8 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 				   kind == UXDP_BPF_ARG_KEY ? "key" : "value",
 				   name))
 				return -EINVAL;
+			if (kind == UXDP_BPF_ARG_KEY)
+				key_known = stack_known(w, r, n, &key);
 			break;
 		case UXDP_BPF_ARG_MEM:
 		case UXDP_BPF_ARG_MEM_WR:
@@ -2254,6 +2325,13 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 			x->flags |= UXDP_BPF_AUX_NOLOOKUP;
 		x->flags |= UXDP_BPF_AUX_LOOKUP;
 		x->region = map < 0 ? 0 : (uint16_t)map;
+		/* Folded only if every state has the same key (a call
+		 * string reaches here once per state it has). */
+		if (!key_known ||
+		    ((x->flags & UXDP_BPF_AUX_KEY) && x->key != key))
+			x->flags |= UXDP_BPF_AUX_KEYVAR;
+		x->flags |= UXDP_BPF_AUX_KEY;
+		x->key = key;
 	}
 	if (h->ret == UXDP_BPF_RET_VALUE_OR_NULL && map >= 0) {
 		demote_id(w, i + 1);

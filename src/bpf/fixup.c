@@ -10,7 +10,10 @@
  *	call bpf_tail_call	-> tail_call
  *	call map_lookup_elem	-> the map family's lookup as instructions,
  *				   where it has one (arrays) and the map is
- *				   one and the same in every state
+ *				   one and the same in every state; with a
+ *				   key the safety pass knows (the same
+ *				   constant in every state), folded to the
+ *				   value's address or 0
  *	an unproven access	-> check, then the access
  *	a backward jump		-> budget, then the jump
  *
@@ -138,10 +141,14 @@ static uint32_t inline_lookup(const struct uxdp_bpf_build *b,
 			      const struct uxdp_bpf_aux *x,
 			      struct bpf_insn *out)
 {
+	bool known = (x->flags & (UXDP_BPF_AUX_KEY | UXDP_BPF_AUX_KEYVAR)) ==
+		     UXDP_BPF_AUX_KEY;
+
 	if ((x->flags & (UXDP_BPF_AUX_LOOKUP | UXDP_BPF_AUX_NOLOOKUP)) !=
 	    UXDP_BPF_AUX_LOOKUP || x->region >= b->nmaps)
 		return 0;
-	return uxdp_bpf_map_gen_lookup(&b->maps[x->region], out);
+	return uxdp_bpf_map_gen_lookup(&b->maps[x->region],
+				       known ? &x->key : NULL, out);
 }
 
 /* The check guarding the access at @in. */

@@ -130,14 +130,14 @@ void uxdp_bpf_map_build(struct uxdp_bpf_map *map,
 }
 
 uint32_t uxdp_bpf_map_gen_lookup(const struct uxdp_bpf_build_map *m,
-				 struct bpf_insn *insn)
+				 const void *key, struct bpf_insn *insn)
 {
 	const struct uxdp_bpf_map *map = m->map;
 
 	if (!m->gen_lookup || !map || !map->created ||
 	    !map->ops->map_gen_lookup)
 		return 0;
-	return map->ops->map_gen_lookup(map, insn);
+	return map->ops->map_gen_lookup(map, key, insn);
 }
 
 /* ---- the control plane ----------------------------------------------------- */

@@ -354,12 +354,43 @@ static uint32_t gen_end(struct bpf_insn *insn, struct bpf_insn *i)
 	return (uint32_t)(i - insn);
 }
 
+/*
+ * A lookup whose key the safety pass knows (@key: its 4 bytes), folded as
+ * the kernel's verifier folds a constant key's bounds test: "lddw r0,
+ * &values[index]", or "mov r0, 0" for an index out of range. Returns
+ * where the next instruction goes; *@in_range says which it was.
+ */
+static struct bpf_insn *gen_known(const struct uxdp_bpf_map *m,
+				  const void *key, struct bpf_insn *i,
+				  bool *in_range)
+{
+	uint32_t index = key_index(key);
+	uint64_t v;
+
+	*in_range = index < m->max_entries;
+	if (!*in_range) {
+		*i++ = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
+					  .dst_reg = BPF_REG_0 };
+		return i;
+	}
+	v = (uint64_t)(uintptr_t)array_elem(m, 0, index);
+	*i++ = (struct bpf_insn){ .code = BPF_LD | BPF_DW | BPF_IMM,
+				  .dst_reg = BPF_REG_0,
+				  .imm = (int32_t)(uint32_t)v };
+	*i++ = (struct bpf_insn){ .imm = (int32_t)(uint32_t)(v >> 32) };
+	return i;
+}
+
 /* array_map_lookup_elem() as instructions (the kernel's
  * array_map_gen_lookup), the value area's address a constant: the common
- * part (jge +3), then the end. */
+ * part (jge +3), then the end; a known key, folded. */
 static uint32_t array_map_gen_lookup(const struct uxdp_bpf_map *m,
-				     struct bpf_insn *insn)
+				     const void *key, struct bpf_insn *insn)
 {
+	bool in_range;
+
+	if (key)
+		return (uint32_t)(gen_known(m, key, insn, &in_range) - insn);
 	/* jge's immediate is signed 32-bit. */
 	if (m->max_entries > INT32_MAX)
 		return 0;
@@ -377,21 +408,38 @@ static uint32_t array_map_gen_lookup(const struct uxdp_bpf_map *m,
  *	add	r0, r1
  *	(the end)
  */
-static uint32_t percpu_array_map_gen_lookup(const struct uxdp_bpf_map *m,
-					    struct bpf_insn *insn)
+static struct bpf_insn *gen_this_cpu(const struct uxdp_bpf_array *a,
+				      struct bpf_insn *i)
 {
-	const struct uxdp_bpf_array *a = to_array(m);
-	struct bpf_insn *i;
-
-	/* jge's and mul's immediates are signed 32-bit. */
-	if (m->max_entries > INT32_MAX || a->cpu_stride > INT32_MAX)
-		return 0;
-	i = gen_elem(m, insn, 6);
 	*i++ = (struct bpf_insn){ .code = UXDP_BPF_OP_THREAD,
 				  .dst_reg = BPF_REG_1 };
 	*i++ = mul_k(BPF_REG_1, a->cpu_stride);
 	*i++ = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_X,
 				  .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1 };
+	return i;
+}
+
+static uint32_t percpu_array_map_gen_lookup(const struct uxdp_bpf_map *m,
+					    const void *key,
+					    struct bpf_insn *insn)
+{
+	const struct uxdp_bpf_array *a = to_array(m);
+	struct bpf_insn *i;
+	bool in_range;
+
+	/* jge's and mul's immediates are signed 32-bit. */
+	if (a->cpu_stride > INT32_MAX)
+		return 0;
+	if (key) {
+		/* The element's first CPU's copy, then this thread's. */
+		i = gen_known(m, key, insn, &in_range);
+		if (in_range)
+			i = gen_this_cpu(a, i);
+		return (uint32_t)(i - insn);
+	}
+	if (m->max_entries > INT32_MAX)
+		return 0;
+	i = gen_this_cpu(a, gen_elem(m, insn, 6));
 	return gen_end(insn, i);
 }
 
