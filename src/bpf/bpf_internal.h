@@ -97,6 +97,26 @@ bool uxdp_bpf_match_ld16(const struct bpf_insn *insns, uint32_t n,
 			 struct uxdp_bpf_ld16 *m);
 
 /*
+ * How clang computes a pointer or an index (p = data + i; q = p + 1), two
+ * instructions at insns, both 64-bit or both 32-bit:
+ *
+ *	mov	dst, src
+ *	add	dst, reg | imm
+ *
+ * that both engines run as one step (a lea in the JIT). Returns whether
+ * insns[0..n) start with it, and in *m the width, dst, src and the add's
+ * operand: the immediate, or the register it reads once the mov is done
+ * (src when the add reads dst, which is src by then).
+ */
+struct uxdp_bpf_mov_add {
+	bool alu64, is_reg;
+	uint8_t dst, src, reg;
+	int32_t imm;
+};
+bool uxdp_bpf_match_mov_add(const struct bpf_insn *insns, uint32_t n,
+			    struct uxdp_bpf_mov_add *m);
+
+/*
  * uxdp_bpf_insn_valid() with its rules chosen: UXDP_BPF_VALID_INTERNAL
  * allows the internal rows, UXDP_BPF_VALID_KERNEL adds the rules the
  * kernel's verifier keeps beyond RFC 9669 (a shift by an immediate of the

@@ -329,3 +329,32 @@ bool uxdp_bpf_match_ld16(const struct bpf_insn *in, uint32_t n,
 	       in[3].dst_reg == m->a && in[3].src_reg == m->b &&
 	       in[3].off == 0;
 }
+
+bool uxdp_bpf_match_mov_add(const struct bpf_insn *in, uint32_t n,
+			    struct uxdp_bpf_mov_add *m)
+{
+	uint8_t cls;
+
+	if (n < 2)
+		return false;
+	cls = BPF_CLASS(in[0].code);
+	if ((cls != BPF_ALU64 && cls != BPF_ALU) ||
+	    in[0].code != (cls | BPF_MOV | BPF_X) || in[0].off ||
+	    in[0].dst_reg > 9 || in[0].src_reg > 10 ||
+	    in[1].dst_reg != in[0].dst_reg || in[1].off)
+		return false;
+	m->alu64 = cls == BPF_ALU64;
+	m->dst = in[0].dst_reg;
+	m->src = in[0].src_reg;
+	m->imm = in[1].imm;
+	if (in[1].code == (cls | BPF_ADD | BPF_X)) {
+		if (in[1].src_reg > 10)
+			return false;
+		m->is_reg = true;
+		m->reg = in[1].src_reg == m->dst ? m->src : in[1].src_reg;
+		return true;
+	}
+	m->is_reg = false;
+	m->reg = 0;
+	return in[1].code == (cls | BPF_ADD | BPF_K);
+}

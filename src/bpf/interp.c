@@ -141,29 +141,20 @@ static uint32_t fuse_bound(const struct uxdp_bpf_code *code, uint32_t i,
 static bool fuse_pair(const struct uxdp_bpf_code *code, uint32_t i,
 		      struct interp_insn *out)
 {
-	const struct bpf_insn *a = &code->insns[i], *b = a + 1;
-	uint8_t cls = INSN_CLASS(a->code);
-	bool w = cls == BPF_ALU64;
+	struct uxdp_bpf_mov_add m;
 
-	if (i + 1 >= code->len)
+	if (!uxdp_bpf_match_mov_add(&code->insns[i], code->len - i, &m))
 		return false;
-	if ((cls != BPF_ALU64 && cls != BPF_ALU) ||
-	    a->code != (cls | BPF_MOV | BPF_X) || a->off ||
-	    a->dst_reg > 9 || a->src_reg > 10 || b->dst_reg != a->dst_reg ||
-	    b->off || b->src_reg > 10)
-		return false;
-	if (b->code == (cls | BPF_ADD | BPF_X)) {
-		out[i].label = fuse_label(w ? FUSE_ADD64_X : FUSE_ADD32_X);
-		out[i].imm = b->src_reg == a->dst_reg ? a->src_reg :
-			     b->src_reg;
-		return true;
+	if (m.is_reg) {
+		out[i].label = fuse_label(m.alu64 ? FUSE_ADD64_X :
+					  FUSE_ADD32_X);
+		out[i].imm = m.reg;
+	} else {
+		out[i].label = fuse_label(m.alu64 ? FUSE_ADD64_K :
+					  FUSE_ADD32_K);
+		out[i].imm = m.imm;
 	}
-	if (b->code == (cls | BPF_ADD | BPF_K)) {
-		out[i].label = fuse_label(w ? FUSE_ADD64_K : FUSE_ADD32_K);
-		out[i].imm = b->imm;
-		return true;
-	}
-	return false;
+	return true;
 }
 
 static void decode(const struct uxdp_bpf_code *code, struct interp_insn *out)

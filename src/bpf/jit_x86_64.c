@@ -1704,30 +1704,21 @@ static void mark_targets(struct jit *j)
 static uint32_t emit_fused(struct jit *j, uint32_t i)
 {
 	const struct uxdp_bpf_code *code = j->code;
-	const struct bpf_insn *a = &code->insns[i], *b = a + 1;
-	uint8_t cls = BPF_CLASS(a->code);
-	unsigned f = cls == BPF_ALU64 ? X_W : 0;
-	int dst, src;
+	struct uxdp_bpf_mov_add m;
+	unsigned f;
 
-	if (i + 1 >= code->len || j->target[i + 1])
+	if (i + 1 >= code->len || j->target[i + 1] ||
+	    !uxdp_bpf_match_mov_add(&code->insns[i], code->len - i, &m) ||
+	    m.dst == m.src)
 		return 0;
-	if ((cls != BPF_ALU64 && cls != BPF_ALU) ||
-	    a->code != (cls | BPF_MOV | BPF_X) || a->off ||
-	    a->dst_reg == a->src_reg || b->dst_reg != a->dst_reg || b->off)
-		return 0;
-	dst = reg_map[a->dst_reg];
-	src = reg_map[a->src_reg];
-	if (b->code == (cls | BPF_ADD | BPF_X)) {
-		/* add dst, dst: dst is src by then. */
-		emit_lea_rr(j, f, dst, src, b->src_reg == a->dst_reg ? src :
-			    reg_map[b->src_reg]);
-		return 2;
-	}
-	if (b->code == (cls | BPF_ADD | BPF_K)) {
-		emit_rm(j, f, 0x8d, dst, src, b->imm);	/* sign-extended */
-		return 2;
-	}
-	return 0;
+	f = m.alu64 ? X_W : 0;
+	if (m.is_reg)
+		emit_lea_rr(j, f, reg_map[m.dst], reg_map[m.src],
+			    reg_map[m.reg]);
+	else
+		emit_rm(j, f, 0x8d, reg_map[m.dst], reg_map[m.src],
+			m.imm);				/* sign-extended */
+	return 2;
 }
 
 /* ---- what a bpf-to-bpf call saves ---------------------------------------- */
