@@ -750,6 +750,8 @@ static void test_fuzz_regressions(void **state)
 		  "map port_count: a struct_ops map" },
 		{ "regress-cut-lddw-message", true, EINVAL,
 		  "(lddw %r1, 0x0): an lddw without its second half" },
+		{ "regress-rel-target-section-0", false, EINVAL,
+		  "relocation section .relxdp: its target is section 0" },
 	};
 	char path[512];
 	size_t i;

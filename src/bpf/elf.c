@@ -378,6 +378,14 @@ static int check_relocs(struct uxdp_bpf_elf *e)
 			return uxdp_fail(EINVAL, "%s: relocation section %s: "
 					 "bad entries, symbol table or target",
 					 e->obj, name);
+		/* Section 0 is no section, and none of the checks above
+		 * reads its header; libbpf 1.1 takes it for code when its
+		 * flags say SHF_EXECINSTR, asks libelf for its data, gets
+		 * none and reads through the NULL (fuzz_bpf_elf). */
+		if (!target && libbpf_reads_rel(e, i))
+			return uxdp_fail(EINVAL, "%s: relocation section %s: "
+					 "its target is section 0", e->obj,
+					 name);
 		/* libbpf reads only the relocations of code sections (and
 		 * .rel.BTF* as nothing); check those. */
 		if (!uxdp_bpf_elf_is_code(e, target))
