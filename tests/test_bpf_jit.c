@@ -1104,6 +1104,61 @@ static void test_fused_mov_add(void **state)
 	}
 }
 
+/*
+ * The lea a fused mov+add becomes, byte for byte, where x86 has special
+ * cases: r7 is r13 and r10 is rbp, which as a base have no form without a
+ * displacement (lea swaps such a base into the index, or adds a zero
+ * disp8 when both are); a 32-bit pair has no REX.W; an add of dst reads
+ * src twice. (r0 rax, r1 rdi, r2 rsi, r6 rbx.)
+ */
+static void test_fused_lea_bytes(void **state)
+{
+	static const struct {
+		struct bpf_insn mov, add;
+		uint8_t len, bytes[5];
+	} c[] = {
+		{ MOV64_X(0, 1), ALU64_K(BPF_ADD, 0, 5), 4,
+		  { 0x48, 0x8d, 0x47, 0x05 } },		/* lea rax, [rdi+5] */
+		{ MOV64_X(0, 1), ALU64_X(BPF_ADD, 0, 2), 4,
+		  { 0x48, 0x8d, 0x04, 0x37 } },		/* lea rax, [rdi+rsi] */
+		{ ALU32_X(BPF_MOV, 0, 1), ALU32_K(BPF_ADD, 0, 5), 3,
+		  { 0x8d, 0x47, 0x05 } },		/* lea eax, [rdi+5] */
+		{ MOV64_X(0, 7), ALU64_X(BPF_ADD, 0, 2), 4,
+		  { 0x4a, 0x8d, 0x04, 0x2e } },		/* lea rax, [rsi+r13] */
+		{ MOV64_X(0, 10), ALU64_X(BPF_ADD, 0, 7), 5,
+		  { 0x4a, 0x8d, 0x44, 0x2d, 0x00 } },	/* [rbp+r13+0] */
+		{ MOV64_X(6, 10), ALU64_K(BPF_ADD, 6, -8), 4,
+		  { 0x48, 0x8d, 0x5d, 0xf8 } },		/* lea rbx, [rbp-8] */
+		{ MOV64_X(0, 2), ALU64_X(BPF_ADD, 0, 0), 4,
+		  { 0x48, 0x8d, 0x04, 0x36 } },		/* lea rax, [rsi+rsi] */
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		struct tp p = { 0 };
+		struct uxdp_bpf_code code;
+		struct uxdp_bpf_jit *jit;
+		const uint8_t *at;
+		uint32_t len;
+
+		A(&p, c[i].mov, c[i].add, MOV64_K(0, 0), EXIT);
+		code = t_code(&p);
+		jit = t_compile(&code);
+		at = (const uint8_t *)uxdp_bpf_jit_image(jit) +
+		     uxdp_bpf_jit_insn_off(jit, 0);
+		len = uxdp_bpf_jit_insn_off(jit, 2) -
+		      uxdp_bpf_jit_insn_off(jit, 0);
+		if (len != c[i].len || memcmp(at, c[i].bytes, len))
+			fail_msg("case %zu: %u bytes %02x %02x %02x %02x %02x, "
+				 "want %u", i, len, at[0], at[1], at[2],
+				 len > 3 ? at[3] : 0, len > 4 ? at[4] : 0,
+				 c[i].len);
+		uxdp_bpf_jit_free(jit);
+		tp_free(&p);
+	}
+}
+
 
 /* Every size through every base register (r7 is r13 and r10 rbp, which
  * have no disp-less form) and offsets 0, small, large and negative. */
@@ -3230,6 +3285,7 @@ int main(void)
 		cmocka_unit_test(test_jmp_edges),
 		cmocka_unit_test(test_lddw_mov),
 		cmocka_unit_test(test_fused_mov_add),
+		cmocka_unit_test(test_fused_lea_bytes),
 		cmocka_unit_test(test_fused_bound),
 		cmocka_unit_test(test_fused_bound_edges),
 		cmocka_unit_test(test_fused_ld16),
