@@ -1938,6 +1938,33 @@ static bool proven(struct env *e, const struct reg *p, int64_t o,
 	}
 }
 
+/*
+ * What a fill of the @size bytes at @lo (a constant offset into frame @f,
+ * inside it) reads, in *@out: a whole spilled slot's value, or the
+ * constant a STACK_CONST part holds when the fill is exactly that part.
+ * false: nothing known (*@out as it was).
+ */
+static bool slot_read(const struct wstate *w, uint32_t f, int64_t lo,
+		      uint32_t size, struct reg *out)
+{
+	uint32_t n = (uint32_t)((lo + UXDP_BPF_STACK) / 8);
+	uint32_t at = (uint32_t)((lo + UXDP_BPF_STACK) % 8);
+	const struct reg *sl = &w->slot[f][n];
+
+	if (!(w->spilled[f] >> n & 1))
+		return false;
+	if (sl->type == STACK_CONST) {
+		if ((uint32_t)sl->off != at || sl->range != size)
+			return false;
+		*out = scalar(sl->umin, sl->umin);
+		return true;
+	}
+	if (size != 8 || at)
+		return false;
+	*out = *sl;
+	return true;
+}
+
 /* A write through @p proven inside the stack: the spills it covers go. */
 static void stack_written(struct wstate *w, const struct reg *p, int64_t o,
 			  uint64_t size)
@@ -2049,20 +2076,10 @@ static int do_mem(struct env *e, struct wstate *w, uint32_t i)
 			uint32_t f = p.frame, n = (uint32_t)((lo + 512) / 8);
 			uint32_t at = (uint32_t)((lo + 512) % 8);
 			bool whole = size == 8 && !at;
-			const struct reg *sl = &w->slot[f][n];
 
 			if (cls == BPF_LDX) {
-				if (mode != BPF_MEM ||
-				    !(w->spilled[f] >> n & 1))
-					break;
-				if (sl->type == STACK_CONST) {
-					if ((uint32_t)sl->off == at &&
-					    sl->range == size)
-						res = scalar(sl->umin,
-							     sl->umin);
-				} else if (whole) {
-					res = *sl;
-				}
+				if (mode == BPF_MEM)
+					slot_read(w, f, lo, size, &res);
 				break;
 			}
 			stack_written(w, &p, in->off, size);
@@ -2176,28 +2193,15 @@ static int do_lddw(struct env *e, struct wstate *w, uint32_t i)
 static bool stack_known(const struct wstate *w, const struct reg *p,
 			uint64_t n, uint64_t *k)
 {
-	const struct reg *sl;
-	int64_t lo = p->off;
-	uint32_t at, s;
+	struct reg r;
 
 	if (p->type != PTR_STACK || p->umax || p->frame == FRAME_ANY ||
-	    p->frame > w->depth || lo < -UXDP_BPF_STACK || lo + (int64_t)n > 0)
+	    p->frame > w->depth || p->off < -UXDP_BPF_STACK ||
+	    (int64_t)p->off + (int64_t)n > 0 || n > 8 ||
+	    !slot_read(w, p->frame, p->off, (uint32_t)n, &r) || !is_const(&r))
 		return false;
-	at = (uint32_t)((lo + UXDP_BPF_STACK) % 8);
-	s = (uint32_t)((lo + UXDP_BPF_STACK) / 8);
-	if (!(w->spilled[p->frame] >> s & 1))
-		return false;
-	sl = &w->slot[p->frame][s];
-	if (sl->type == STACK_CONST && (uint32_t)sl->off == at &&
-	    sl->range == n) {
-		*k = sl->umin;
-		return true;
-	}
-	if (n == 8 && !at && is_const(sl)) {
-		*k = sl->umin;
-		return true;
-	}
-	return false;
+	*k = r.umin;
+	return true;
 }
 
 static int do_helper(struct env *e, struct wstate *w, uint32_t i)
