@@ -49,13 +49,20 @@ if sys.argv[2] == "0":
             "kernel dev path of %s: no figure, no reason" % p
 else:
     assert "not root" in notes, "kernel skipped without saying why"
-# With DPDK built, the peers' ratios are there (a program whose cost
-# came out at most 0 in this tiny run has none), and positive.
+# With DPDK built, the peers' ratios are there for count (both sides
+# run it) and as a geomean: positive, or none with the reason (a cost
+# at most 0, which a run this tiny may give under load).
+def ratio_ok(r):
+    return r and ((r["value"] is not None and r["value"] > 0) or
+                  (r["value"] is None and "no ratio" in (r["note"] or "")))
 if any(r["variant"] == "dpdk-jit" for r in rows):
     for v in ["dpdk-interp/dpdk-jit", "uxdp-interp/dpdk-interp",
               "uxdp-jit/dpdk-jit"]:
+        assert ratio_ok(fig.get(("count ratio", v))), \
+            "count: peer ratio %s: %r" % (v, fig.get(("count ratio", v)))
         g = fig.get(("geomean ratio", v))
-        assert g and g["value"] > 0, "no peer ratio %s" % v
+        assert g and (g["value"] is None or g["value"] > 0) and \
+            " programs" in (g["note"] or ""), "geomean %s: %r" % (v, g)
 targets = [t["what"] for t in doc["targets"]]
 for t in ["jit/native geomean", "interp/jit geomean",
           "jit/kernel geomean"]:

@@ -915,46 +915,69 @@ static const struct ratio_def peer_defs[] = {
 
 #define NPEERS	(sizeof(peer_defs) / sizeof(peer_defs[0]))
 
+/* Whether both of @d's sides ran @p on @d's path. */
+static bool both_ran(struct bcase *cs, unsigned int nc, const struct bprog *p,
+		     const struct ratio_def *d)
+{
+	return find_v(cs, nc, p, d->a, d->path) &&
+	       find_v(cs, nc, p, d->b, d->path);
+}
+
 /*
  * @d's ratio for every program both sides ran, then their geomean: as
- * the issue's targets (@target), or as rows named "PROG ratio" and
- * "geomean ratio" with the ratio's name the variant.
+ * the issue's targets (@target: a program without a ratio is left out),
+ * or as rows named "PROG ratio" and "geomean ratio" with the ratio's
+ * name the variant: one for every program both sides ran, so the rows
+ * do not depend on the run's noise; a ratio that is none (a cost at
+ * most 0, which a short run's noise gives) is NaN with a note.
  */
 static void report_ratios(struct bcase *cs, unsigned int nc,
 			  unsigned int runs, const struct ratio_def *d,
 			  bool target)
 {
-	double r[NPROGS];
-	unsigned int i, n = 0;
+	double r[NPROGS], g;
+	unsigned int i, n = 0, rows = 0;
+	struct report_row *row;
 	char name[48];
 
 	for (i = 0; i < NPROGS; i++) {
 		const struct bprog *p = &bprogs[i];
+		double v;
 
 		/* pass is the floor and drop's cost is nothing on every
 		 * side: neither is a ratio. */
 		if (p->floor)
 			continue;
-		r[n] = prog_ratio(cs, nc, p, d, runs);
-		if (isnan(r[n]))
-			continue;
+		v = prog_ratio(cs, nc, p, d, runs);
 		if (target) {
-			report_target("bpf", d->name, r[n], d->limit, "%s: %s "
+			if (isnan(v))
+				continue;
+			report_target("bpf", d->name, v, d->limit, "%s: %s "
 				      "path, minus each side's floor", p->name,
 				      path_names[d->path]);
-		} else {
-			snprintf(name, sizeof(name), "%s ratio", p->name);
-			report_add("bpf", name, d->name, r[n], NAN, "x");
+			r[n++] = v;
+			continue;
 		}
-		n++;
+		if (!both_ran(cs, nc, p, d))
+			continue;
+		snprintf(name, sizeof(name), "%s ratio", p->name);
+		row = report_add("bpf", name, d->name, v > 0 ? v : NAN, NAN,
+				 "x");
+		if (!(v > 0))
+			report_row_note(row, "no ratio: a cost at most 0 in "
+					"this run");
+		if (v > 0)
+			r[n++] = v;
+		rows++;
 	}
 	if (target) {
 		snprintf(name, sizeof(name), "%s geomean", d->name);
 		report_target("bpf", name, n ? geomean(r, n) : NAN,
 			      d->geomean_limit, "%u programs", n);
-	} else if (n) {
-		report_add("bpf", "geomean ratio", d->name, geomean(r, n), NAN,
-			   "x");
+	} else if (rows) {
+		g = n ? geomean(r, n) : NAN;
+		row = report_add("bpf", "geomean ratio", d->name, g, NAN, "x");
+		report_row_note(row, "%u of %u programs", n, rows);
 	}
 }
 
