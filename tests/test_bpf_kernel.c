@@ -984,8 +984,77 @@ static void percpu_sum(const uint8_t *v, int ncpu, uint32_t value_size,
 }
 
 /*
- * Every array of @uobj against the kernel's map of the same name in @kobj:
- * the number of differences (the first of each map printed).
+ * A hash of @uobj against the kernel's (@fd): the same keys, each with the
+ * same value (per-CPU values summed over the CPUs); 0 or 1 difference.
+ */
+static unsigned int hash_diff(const char *oname, const char *where,
+			      const struct uxdp_bpf_map *m, int fd)
+{
+	bool percpu = uxdp_bpf_map_type(m) == BPF_MAP_TYPE_PERCPU_HASH;
+	uint32_t ks = uxdp_bpf_map_key_size(m), vs = uxdp_bpf_map_value_size(m);
+	size_t stride = (vs + 7) & ~7U;
+	int kcpus = libbpf_num_possible_cpus();
+	int ucpus = uxdp_bpf_num_possible_cpus();
+	uint8_t *key = calloc(2, ks), *next = key + ks;
+	uint8_t *kv = calloc((size_t)kcpus, stride);
+	uint8_t *uv = calloc((size_t)ucpus, stride);
+	uint8_t *ksum = calloc(2, stride), *usum = ksum + stride;
+	unsigned int nk = 0, nu = 0, bad = 0;
+	const char *name = uxdp_bpf_map_name(m);
+	bool first = true;
+	int ue;
+
+	assert_true(key && kv && uv && ksum);
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		first = false;
+		memcpy(key, next, ks);
+		nk++;
+		if (bpf_map_lookup_elem(fd, key, kv))
+			continue;	/* deleted meanwhile: not here */
+		ue = uxdp_bpf_map_lookup(m, key, uv, 0);
+		if (ue) {
+			printf("DIFFERENCE %s %s: map %s: a key of the "
+			       "kernel's: uxdp %d\n", oname, where, name, ue);
+			bad = 1;
+			break;
+		}
+		if (percpu) {
+			percpu_sum(kv, kcpus, vs, ksum);
+			percpu_sum(uv, ucpus, vs, usum);
+		} else {
+			memcpy(ksum, kv, vs);
+			memcpy(usum, uv, vs);
+		}
+		if (memcmp(ksum, usum, vs)) {
+			printf("DIFFERENCE %s %s: map %s: a key's value%s "
+			       "differs\n", oname, where, name,
+			       percpu ? " (summed over CPUs)" : "");
+			bad = 1;
+			break;
+		}
+	}
+	for (first = true; !bad && !uxdp_bpf_map_get_next_key(m, first ?
+							       NULL : key,
+							       next);
+	     first = false) {
+		memcpy(key, next, ks);
+		nu++;
+	}
+	if (!bad && nu != nk) {
+		printf("DIFFERENCE %s %s: map %s: the kernel has %u keys, "
+		       "uxdp %u\n", oname, where, name, nk, nu);
+		bad = 1;
+	}
+	free(key);
+	free(kv);
+	free(uv);
+	free(ksum);
+	return bad;
+}
+
+/*
+ * Every array and hash of @uobj against the kernel's map of the same name
+ * in @kobj: the number of differences (the first of each map printed).
  */
 static unsigned int maps_diff(const char *oname, const char *where,
 			      struct bpf_object *kobj,
@@ -1005,7 +1074,9 @@ static unsigned int maps_diff(const char *oname, const char *where,
 		size_t stride;
 		int fd;
 
-		if (type != BPF_MAP_TYPE_ARRAY && !percpu)
+		if (type != BPF_MAP_TYPE_ARRAY && !percpu &&
+		    type != BPF_MAP_TYPE_HASH &&
+		    type != BPF_MAP_TYPE_PERCPU_HASH)
 			continue;
 		km = bpf_object__find_map_by_name(kobj, name);
 		fd = km ? bpf_map__fd(km) : -1;
@@ -1013,6 +1084,11 @@ static unsigned int maps_diff(const char *oname, const char *where,
 			printf("DIFFERENCE %s %s: map %s: the kernel has no "
 			       "such map\n", oname, where, name);
 			bad++;
+			continue;
+		}
+		if (type == BPF_MAP_TYPE_HASH ||
+		    type == BPF_MAP_TYPE_PERCPU_HASH) {
+			bad += hash_diff(oname, where, m, fd);
 			continue;
 		}
 		vs = uxdp_bpf_map_value_size(m);
@@ -1264,7 +1340,7 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 	}
 	printf("%s %s: %u packets through the kernel and both engines: %s\n",
 	       oname, pname, pkts->n, bad ? "DIFFERENT" : "the same verdicts, "
-	       "packets, metadata and arrays");
+	       "packets, metadata and maps");
 out:
 	for (e = 0; e < 2; e++) {
 		uxdp_prog_put(uprog[e]);

@@ -303,13 +303,19 @@ int uxdp_bpf_num_possible_cpus(void);
  * flags (BPF_ANY, BPF_NOEXIST, BPF_EXIST, BPF_F_LOCK) and errors. For
  * arrays: a key out of range is -ENOENT for lookup and -E2BIG for update;
  * update with BPF_NOEXIST is -EEXIST; delete is -EINVAL; get_next_key of
- * NULL or an out-of-range key gives key 0, of the last key -ENOENT. Flags
+ * NULL or an out-of-range key gives key 0, of the last key -ENOENT. For
+ * hashes: lookup and delete of a missing key -ENOENT; update BPF_NOEXIST
+ * of a key there -EEXIST, BPF_EXIST of one not there -ENOENT, a new key
+ * in a full map -E2BIG; get_next_key of NULL or a missing key gives the
+ * first key (docs/semantics.md, "Hash maps"). Flags
  * other than these, or BPF_F_LOCK on a value without a spin lock:
  * -EINVAL. A frozen map (.rodata, .kconfig) or one with BPF_F_RDONLY:
  * update -EPERM. Before load, or for a map the load left out (a type
  * uxdp does not have, used by no loaded program): -EINVAL.
- * Safe from any thread while programs run; an update is not atomic with a
- * program's reads of the same value (as the kernel's arrays).
+ * Safe from any thread while programs run, with no lock the datapath
+ * waits on. An array's or a per-CPU hash's update is not atomic with a
+ * program's reads of the same value (as the kernel's); a hash's replaces
+ * the element, so a program sees the old value or the new one, whole.
  */
 int uxdp_bpf_map_lookup(const struct uxdp_bpf_map *map, const void *key,
 			void *value, uint64_t flags);

@@ -383,6 +383,8 @@ struct uxdp_bpf_build_map {
 	 * (uxdp_bpf_map_build() says; a build of anything else, as the
 	 * tests' stand-ins, leaves it false and the lookups calls). */
 	bool gen_lookup;
+	/* Its family's rcu_reader: a program using it runs as a reader. */
+	bool rcu_reader;
 };
 
 struct uxdp_bpf_check_stats {
@@ -607,7 +609,7 @@ struct uxdp_bpf_facts {
 /* The rewrites (fixup.c): b->code from b's instructions and the facts. */
 int uxdp_bpf_fixup(struct uxdp_bpf_build *b, const struct uxdp_bpf_facts *f);
 
-/* ==== loader.c, map.c, map_array.c, helpers.c, prog.c ===================== */
+/* ==== loader.c, map.c, map_array.c, map_hash.c, helpers.c, prog.c ========= */
 
 /* ---- maps: map.c, one file per family, map_types.h lists the types ------- */
 
@@ -622,6 +624,10 @@ struct uxdp_bpf_map;
  */
 struct uxdp_bpf_map_ops {
 	size_t map_size;	/* the family's struct, struct uxdp_bpf_map first */
+	/* Lookups hand out elements that a delete frees after a grace
+	 * period: a program using the map runs inside a read-side section
+	 * (bpf/prog.c), and the family's control-plane calls take one. */
+	bool rcu_reader;
 
 	/* The loader: whether the definition is one the family takes (the
 	 * kernel's map_alloc_check: -EINVAL, -E2BIG with uxdp_fail()'s
@@ -703,6 +709,8 @@ uint32_t uxdp_bpf_map_gen_lookup(const struct uxdp_bpf_build_map *m,
 
 extern const struct uxdp_bpf_map_ops uxdp_bpf_array_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_percpu_array_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_hash_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_percpu_hash_ops;
 
 /* ---- helpers.c -------------------------------------------------------------- */
 

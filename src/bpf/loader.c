@@ -857,9 +857,9 @@ static int obj_create_maps(struct uxdp_bpf_object *obj)
 				if (!m->ops)
 					err = insn_fail(EOPNOTSUPP, p, j,
 						"map %s (type %s): not "
-						"supported until part 2 of "
-						"issue 14 (uxdp has array, "
-						"percpu_array and global "
+						"supported yet (uxdp has "
+						"array, percpu_array, hash, "
+						"percpu_hash and global "
 						"data)", m->name,
 						uxdp_bpf_map_type_str(m->type,
 							tb, sizeof(tb)));

@@ -77,8 +77,8 @@ int uxdp_bpf_map_create(struct uxdp_bpf_map *map)
 		return 0;
 	if (!map->ops)
 		return uxdp_fail(EOPNOTSUPP, "map %s: type %s is not supported "
-				 "until part 2 of issue 14 (uxdp has array, "
-				 "percpu_array and global data)", map->name,
+				 "yet (uxdp has array, percpu_array, hash, "
+				 "percpu_hash and global data)", map->name,
 				 uxdp_bpf_map_type_str(map->type, tb,
 						       sizeof(tb)));
 	/* BPF_F_RDONLY_PROG with BPF_F_WRONLY_PROG, or the same for the
@@ -127,6 +127,7 @@ void uxdp_bpf_map_build(struct uxdp_bpf_map *map,
 	out->values_size = map->values_size;
 	out->rdonly = !!(map->map_flags & BPF_F_RDONLY_PROG);
 	out->gen_lookup = map->created && map->ops->map_gen_lookup;
+	out->rcu_reader = map->ops && map->ops->rcu_reader;
 }
 
 uint32_t uxdp_bpf_map_gen_lookup(const struct uxdp_bpf_build_map *m,

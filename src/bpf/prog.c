@@ -42,6 +42,9 @@ struct bpf_loaded {
 	/* The last fault: kind << 32 | instruction as linked. */
 	uint64_t last_fault;
 	uint32_t fault_printed;
+	/* A map of the object hands out elements freed after a grace
+	 * period (uxdp_bpf_map_ops.rcu_reader): every run is a reader. */
+	bool rcu;
 };
 
 static const char *fault_str(uint32_t fault)
@@ -111,17 +114,51 @@ static inline uint32_t prog_done(struct bpf_loaded *lp,
 	return prog_count(lp, r0);
 }
 
+/*
+ * A run of a program whose maps need it inside a read-side section: a
+ * poll is one already (the nesting is counted, so this costs an increment
+ * there); uxdp_prog_run() and test runs from an application's thread are
+ * not. NULL: the thread could not be made a reader (out of memory).
+ */
+static inline struct uxdp_xdp_cpu *run_enter(const struct bpf_loaded *lp,
+					     bool *ok)
+{
+	struct uxdp_xdp_cpu *cpu;
+
+	*ok = true;
+	if (likely(!lp->rcu))
+		return NULL;
+	cpu = xdp_cpu_get();
+	if (unlikely(!cpu))
+		*ok = false;
+	else
+		xdp_rcu_lock(cpu);
+	return cpu;
+}
+
+static inline void run_exit(struct uxdp_xdp_cpu *cpu)
+{
+	if (unlikely(cpu != NULL))
+		xdp_rcu_unlock(cpu);
+}
+
 static uint32_t run_interp(struct uxdp_buff *ctx, void *priv)
 {
 	struct bpf_loaded *lp = priv;
 	struct uxdp_bpf_run run;
+	struct uxdp_xdp_cpu *cpu;
 	uint64_t r0;
+	bool ok;
 
+	cpu = run_enter(lp, &ok);
+	if (unlikely(!ok))
+		return prog_count(lp, UXDP_ABORTED);
 	run.code = lp->code;
 	run.ctx = ctx;
 	run.mem = NULL;
 	run.mem_len = 0;
 	r0 = uxdp_bpf_interp_run(&run, (uint64_t)(uintptr_t)ctx, 0);
+	run_exit(cpu);
 	return prog_done(lp, &run, r0);
 }
 
@@ -129,9 +166,15 @@ static uint32_t run_jit(struct uxdp_buff *ctx, void *priv)
 {
 	struct bpf_loaded *lp = priv;
 	struct uxdp_bpf_run run;
+	struct uxdp_xdp_cpu *cpu;
 	uint64_t r0;
+	bool ok;
 
+	cpu = run_enter(lp, &ok);
+	if (unlikely(!ok))
+		return prog_count(lp, UXDP_ABORTED);
 	r0 = uxdp_bpf_jit_run_xdp(lp->jit, &run, ctx);
+	run_exit(cpu);
 	return prog_done(lp, &run, r0);
 }
 
@@ -197,6 +240,7 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 	struct bpf_loaded *lp = NULL;
 	struct uxdp_prog *prog;
 	uxdp_prog_fn run = run_interp;
+	uint32_t i;
 	int err;
 
 	if (posix_memalign((void **)&lp, UXDP_CACHE_LINE, sizeof(*lp))) {
@@ -210,6 +254,9 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 	lp->linked = b->insns;
 	lp->linked_len = linked;
 	lp->check = b->stats;
+	for (i = 0; i < b->nmaps; i++)
+		if (b->maps[i].rcu_reader)
+			lp->rcu = true;
 	/* uxdp_bpf_prepare()'s code: check_structure() bounded the calls,
 	 * check_flow() refused every read of a register not yet written. */
 	lp->code->depth_proven = true;
