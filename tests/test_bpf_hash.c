@@ -88,7 +88,7 @@ static void test_definitions(void **state)
 static void semantics(uint32_t type)
 {
 	const uint32_t max = 8;
-	int ncpus = uxdp_bpf_num_possible_cpus();
+	unsigned int ncpus = (unsigned int)uxdp_bpf_num_possible_cpus();
 	bool percpu = type == BPF_MAP_TYPE_PERCPU_HASH;
 	size_t vlen = percpu ? (size_t)ncpus * 8 : 8;
 	struct uxdp_bpf_map *m = new_map(type, 4, 8, max, 0);
@@ -167,8 +167,8 @@ static void test_semantics_percpu(void **state)
  */
 static void test_percpu_program(void **state)
 {
-	int ncpus = uxdp_bpf_num_possible_cpus(), i;
-	uint32_t me = uxdp_thread_index() % (uint32_t)ncpus;
+	unsigned int ncpus = (unsigned int)uxdp_bpf_num_possible_cpus(), i;
+	uint32_t me = uxdp_thread_index() % ncpus;
 	struct uxdp_bpf_map *m = new_map(BPF_MAP_TYPE_PERCPU_HASH, 4, 12, 4, 0);
 	struct uxdp_xdp_cpu *cpu = xdp_cpu_get();
 	uint8_t *buf = calloc((size_t)ncpus, 16), val[12], *mine;
@@ -178,7 +178,7 @@ static void test_percpu_program(void **state)
 	assert_non_null(buf);
 	assert_non_null(cpu);
 	for (i = 0; i < ncpus; i++)
-		memset(buf + i * 16, i + 1, 12);
+		memset(buf + i * 16, (int)i + 1, 12);
 	assert_int_equal(uxdp_bpf_map_update(m, &k, buf, 0), 0);
 	memset(buf, 0, (size_t)ncpus * 16);
 	assert_int_equal(uxdp_bpf_map_lookup(m, &k, buf, 0), 0);
@@ -202,12 +202,12 @@ static void test_percpu_program(void **state)
 	xdp_rcu_unlock(cpu);
 	assert_int_equal(uxdp_bpf_map_lookup(m, &k, buf, 0), 0);
 	for (i = 0; i < ncpus; i++)
-		assert_int_equal(buf[i * 16], (uint32_t)i == me ? 0xaa : 0);
+		assert_int_equal(buf[i * 16], i == me ? 0xaa : 0);
 	k = 7;
 	assert_int_equal(uxdp_bpf_map_lookup(m, &k, buf, 0), 0);
 	for (i = 0; i < ncpus; i++)
 		assert_int_equal(buf[i * 16 + 5],
-				 (uint32_t)i == me ? 0xaa : i + 1);
+				 i == me ? 0xaa : i + 1);
 	xdp_rcu_lock(cpu);
 	assert_int_equal(m->ops->map_delete_elem(m, &k), 0);
 	assert_null(m->ops->map_lookup_elem(m, &k));
