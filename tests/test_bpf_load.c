@@ -1382,6 +1382,88 @@ static void run_hash(uint32_t engine)
 }
 T_EACH_ENGINE(run_hash)
 
+/* The ones' complement sum of @n bytes as 16-bit words in memory order
+ * (little-endian on this host), modulo 0xffff: what every rule of
+ * csum_diff must agree with once folded. */
+static uint32_t ones16(const uint8_t *p, uint32_t n)
+{
+	uint64_t s = 0;
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)p[i] | (uint32_t)p[i + 1] << 8;
+	if (n & 1)
+		s += p[n - 1];
+	return (uint32_t)(s % 0xffff);
+}
+
+static uint32_t mod16(uint64_t v)
+{
+	return (uint32_t)((v & 0xffffffff) % 0xffff);
+}
+
+/*
+ * csum.o's six calls under each rule (helpers.c): the results are the
+ * sums the RFC defines, modulo 0xffff (the kernel's own result is
+ * test_bpf_kernel's to compare, on the rule of the kernel it runs on):
+ * fold16's at most 16 bits and a size of 6 summed (a pull: its sum
+ * taken away); partial32's -EINVAL for it. The bytes are chosen so no sum is 0 modulo 0xffff.
+ */
+static void run_csum(uint32_t engine)
+{
+	static const int rules[] = { UXDP_BPF_CSUM_FOLD16,
+				     UXDP_BPF_CSUM_PARTIAL32 };
+	int saved = uxdp_bpf_csum_diff_rule(0);
+	uint8_t pkt[128], inv[8];
+	struct uxdp_bpf_object *obj;
+	struct uxdp_prog *p;
+	uint32_t seed, i, want[5];
+	size_t r;
+
+	for (i = 0; i < sizeof(pkt); i++)
+		pkt[i] = (uint8_t)(i * 37 + 11);
+	memcpy(&seed, pkt, 4);
+	seed %= 0xffff;
+	/* diff: ~from (4 bytes) + to */
+	for (i = 0; i < 4; i++)
+		inv[i] = (uint8_t)~pkt[4 + i];
+	want[0] = (ones16(inv, 4) + ones16(pkt + 8, 4)) % 0xffff;
+	want[1] = (ones16(pkt + 12, 20) + seed) % 0xffff;
+	/* pull at an odd address: minus the bytes, as words from there */
+	want[2] = (seed + 0xffff - ones16(pkt + 13, 8)) % 0xffff;
+	want[3] = (seed + ones16(pkt + 21, 16) + 0xffff -
+		   ones16(pkt + 5, 12)) % 0xffff;
+	want[4] = seed;
+	for (r = 0; r < ARRAY_SIZE(rules); r++) {
+		struct t_run o;
+		uint64_t v[6];
+
+		uxdp_bpf_csum_diff_rule(rules[r]);
+		p = load_engine("csum", engine, NULL, &obj);
+		o = run1(p, pkt, sizeof(pkt));
+		assert_int_equal(o.verdict, XDP_TX);
+		memcpy(v, o.out + 64, sizeof(v));
+		for (i = 0; i < 5; i++) {
+			if (rules[r] == UXDP_BPF_CSUM_FOLD16)
+				assert_true(v[i] <= 0xffff);
+			else
+				assert_true(v[i] <= 0xffffffff);
+			if (mod16(v[i]) != want[i])
+				fail_msg("rule %d call %u: 0x%llx, want 0x%x "
+					 "modulo 0xffff", rules[r], i,
+					 (unsigned long long)v[i], want[i]);
+		}
+		if (rules[r] == UXDP_BPF_CSUM_FOLD16)
+			assert_int_equal(mod16(v[5]),
+					 (0xffff - ones16(pkt + 4, 6)) % 0xffff);
+		else
+			assert_int_equal((int64_t)v[5], -EINVAL);
+		unload(p, obj);
+	}
+	uxdp_bpf_csum_diff_rule(saved);
+}
+T_EACH_ENGINE(run_csum)
+
 /* Global data set before load, as a skeleton sets it, is what the
  * program reads; .data and .bss stay live after. */
 static void run_global_data(uint32_t engine)
@@ -2284,6 +2366,7 @@ int main(void)
 		cmocka_unit_test(test_run_verdicts),
 		cmocka_unit_test(test_run_maps),
 		cmocka_unit_test(test_run_hash),
+		cmocka_unit_test(test_run_csum),
 		cmocka_unit_test(test_run_global_data),
 		cmocka_unit_test(test_run_adjust),
 		cmocka_unit_test(test_run_helpers),

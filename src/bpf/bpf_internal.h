@@ -717,6 +717,16 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_percpu_hash_ops;
 /* The helpers uxdp has (part 1), by id: what struct uxdp_bpf_build's
  * helper callback is. NULL for any other id. */
 const struct uxdp_bpf_helper *uxdp_bpf_helper_get(uint32_t id);
+/*
+ * bpf_csum_diff's rule (helpers.c): the kernel's before 6.13, a 32-bit
+ * csum_partial() of ~from then to (sizes multiples of 4, at most 512 in
+ * all); since, folded to 16 bits with no rule on the sizes. The running
+ * kernel's by default, or UXDP_BPF_CSUM_DIFF=partial32|fold16. @rule one
+ * of them sets it (tests); any other value only reads it.
+ */
+enum { UXDP_BPF_CSUM_PARTIAL32 = 1, UXDP_BPF_CSUM_FOLD16 };
+int uxdp_bpf_csum_diff_rule(int rule);
+
 /* Why helper @id is refused, for a message: "not supported until part 2
  * of issue 14", "needs kernel state uxdp does not have", ... */
 const char *uxdp_bpf_helper_why(uint32_t id);

@@ -5,9 +5,9 @@
  * name, from libbpf's bpf_helper_defs.h (generated at build time), so a
  * refusal names the helper a program calls whether uxdp has it or not.
  *
- * Part 1 of issue 14: the map calls, time, random numbers, the CPU (uxdp's
- * thread index), trace_printk, and moving the packet's head, metadata and
- * tail (through the xdp layer's helpers, which have the kernel's bounds).
+ * The map calls, time, random numbers, the CPU (uxdp's thread index),
+ * trace_printk, moving the packet's head, metadata and tail (through the
+ * xdp layer's helpers, which have the kernel's bounds), and csum_diff.
  * Results are the kernel's, errors included (net/core/filter.c,
  * kernel/bpf/helpers.c).
  *
@@ -17,6 +17,8 @@
 #include "../internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/utsname.h>
 #include <time.h>
 
 #include "bpf_internal.h"
@@ -408,6 +410,145 @@ static uint64_t h_xdp_get_buff_len(uint64_t r1, uint64_t r2, uint64_t r3,
 	return (uint64_t)((const char *)b->data_end - (const char *)b->data);
 }
 
+/* ---- checksums -------------------------------------------------------------- */
+
+/*
+ * csum_diff's result is the kernel's, and the kernel's changed in 6.13
+ * ("bpf_csum_diff: optimize and homogenize for all archs"): before, the
+ * 32-bit csum_partial() of ~from then to, seeded (sizes multiples of 4,
+ * 512 bytes in all, else -EINVAL); since, each side's csum_partial()
+ * combined and folded to 16 bits, with no rule on the sizes (a size of 6
+ * is summed as 6 bytes: test_bpf_kernel's csum program on 6.18). Both are ones' complement sums, equal
+ * modulo 0xffff; the bits a program sees differ, so uxdp follows the
+ * running kernel's rule (uname), or UXDP_BPF_CSUM_DIFF=partial32|fold16
+ * (docs/semantics.md). csum_partial() is x86-64's (arch/x86/lib): 64-bit
+ * words, little-endian, added with end-around carry, folded to 32 bits;
+ * a buffer at an odd address is summed from the next byte and the result
+ * folded to 16 bits and byte-swapped, as the kernel does.
+ */
+static int csum_rule_cur;	/* UXDP_BPF_CSUM_*, 0 until first use */
+
+static inline uint64_t add64_eac(uint64_t a, uint64_t b)
+{
+	uint64_t s = a + b;
+
+	return s + (s < a);
+}
+
+static inline uint32_t add32_eac(uint32_t a, uint32_t b)
+{
+	uint32_t s = a + b;
+
+	return s + (s < a);
+}
+
+static uint32_t fold32to16(uint32_t v)
+{
+	v = (v & 0xffff) + (v >> 16);
+	v = (v & 0xffff) + (v >> 16);
+	return v;
+}
+
+static uint32_t csum_partial(const uint8_t *p, uint32_t len, uint32_t sum)
+{
+	uint64_t t = sum, w;
+	bool odd = (uintptr_t)p & 1;
+	uint32_t r;
+
+	if (odd) {
+		if (!len)
+			return sum;
+		t = (uint32_t)(sum >> 8 | sum << 24);	/* ror32 by 8 */
+		t += (uint64_t)p[0] << 8;
+		p++;
+		len--;
+	}
+	for (; len >= 8; len -= 8, p += 8) {
+		memcpy(&w, p, 8);
+		t = add64_eac(t, w);
+	}
+	if (len) {
+		w = 0;
+		memcpy(&w, p, len);	/* the tail, zero-padded */
+		t = add64_eac(t, w);
+	}
+	r = add32_eac((uint32_t)(t >> 32), (uint32_t)t);
+	if (odd) {
+		r = fold32to16(r);
+		r = ((r >> 8) & 0xff) | ((r & 0xff) << 8);
+	}
+	return r;
+}
+
+/* The kernel's csum_from32to16(): add the halves, end-around. */
+static inline uint32_t csum_from32to16(uint32_t v)
+{
+	v += v >> 16 | v << 16;
+	return v >> 16;
+}
+
+static int csum_rule(void)
+{
+	int r = __atomic_load_n(&csum_rule_cur, __ATOMIC_RELAXED);
+	const char *env;
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	if (likely(r))
+		return r;
+	env = getenv("UXDP_BPF_CSUM_DIFF");
+	if (env && !strcmp(env, "partial32"))
+		r = UXDP_BPF_CSUM_PARTIAL32;
+	else if (env && !strcmp(env, "fold16"))
+		r = UXDP_BPF_CSUM_FOLD16;
+	else if (!uname(&u) &&
+		 sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+		 (major < 6 || (major == 6 && minor < 13)))
+		r = UXDP_BPF_CSUM_PARTIAL32;
+	else
+		r = UXDP_BPF_CSUM_FOLD16;
+	__atomic_store_n(&csum_rule_cur, r, __ATOMIC_RELAXED);
+	return r;
+}
+
+int uxdp_bpf_csum_diff_rule(int rule)
+{
+	if (rule == UXDP_BPF_CSUM_PARTIAL32 || rule == UXDP_BPF_CSUM_FOLD16)
+		__atomic_store_n(&csum_rule_cur, rule, __ATOMIC_RELAXED);
+	return csum_rule();
+}
+
+static uint64_t h_csum_diff(uint64_t r1, uint64_t r2, uint64_t r3,
+			    uint64_t r4, uint64_t r5)
+{
+	const uint8_t *from = ptr(r1), *to = ptr(r3);
+	uint32_t fs = (uint32_t)r2, ts = (uint32_t)r4, seed = (uint32_t)r5;
+	uint32_t diff[UXDP_BPF_STACK / 4], v;
+	uint32_t i, j = 0;
+
+	if (csum_rule() == UXDP_BPF_CSUM_PARTIAL32) {
+		if (((fs | ts) & 3) || (uint64_t)fs + ts > sizeof(diff))
+			return (uint64_t)-EINVAL;
+		for (i = 0; i < fs / 4; i++, j++) {
+			memcpy(&v, from + 4 * i, 4);
+			diff[j] = ~v;
+		}
+		for (i = 0; i < ts / 4; i++, j++)
+			memcpy(&diff[j], to + 4 * i, 4);
+		return csum_partial((const uint8_t *)diff, fs + ts, seed);
+	}
+	if (fs && ts)		/* csum_sub(): add the complement */
+		v = add32_eac(csum_partial(to, ts, seed),
+			      ~csum_partial(from, fs, 0));
+	else if (ts)
+		v = csum_partial(to, ts, seed);
+	else if (fs)
+		v = ~csum_partial(from, fs, ~seed);
+	else
+		v = seed;
+	return csum_from32to16(v);
+}
+
 /* ---- the table ---------------------------------------------------------------- */
 
 #define A(x)	UXDP_BPF_ARG_##x
@@ -434,6 +575,8 @@ static const struct uxdp_bpf_helper helpers[] = {
 	HELPER(ktime_get_boot_ns, ktime_get_boot_ns, INT, A(NONE)),
 	HELPER(ktime_get_coarse_ns, ktime_get_coarse_ns, INT, A(NONE)),
 	HELPER(xdp_get_buff_len, xdp_get_buff_len, INT, A(CTX)),
+	HELPER(csum_diff, csum_diff, INT, A(MEM), A(SIZE), A(MEM), A(SIZE),
+	       A(ANY)),
 };
 
 #undef HELPER
@@ -468,7 +611,7 @@ const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len)
 /* What the kernel lets XDP programs call that uxdp brings in part 2. */
 static const uint16_t part2_ids[] = {
 	BPF_FUNC_tail_call, BPF_FUNC_redirect, BPF_FUNC_perf_event_output,
-	BPF_FUNC_csum_diff, BPF_FUNC_get_numa_node_id, BPF_FUNC_redirect_map,
+	BPF_FUNC_get_numa_node_id, BPF_FUNC_redirect_map,
 	BPF_FUNC_fib_lookup, BPF_FUNC_map_push_elem, BPF_FUNC_map_pop_elem,
 	BPF_FUNC_map_peek_elem, BPF_FUNC_spin_lock, BPF_FUNC_spin_unlock,
 	BPF_FUNC_jiffies64, BPF_FUNC_xdp_output, BPF_FUNC_ringbuf_output,
