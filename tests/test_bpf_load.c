@@ -1464,6 +1464,44 @@ static void run_csum(uint32_t engine)
 }
 T_EACH_ENGINE(run_csum)
 
+/* bytes.o: xdp_load_bytes and xdp_store_bytes, their errors by the
+ * kernel's rules (test_bpf_kernel compares them with the kernel's). */
+static void run_bytes(uint32_t engine)
+{
+	uint8_t pkt[64];
+	struct uxdp_bpf_object *obj;
+	struct uxdp_prog *p;
+	struct t_run o;
+	int64_t r[4];
+	uint32_t i;
+
+	p = load_engine("bytes", engine, NULL, &obj);
+	for (i = 0; i < sizeof(pkt); i++)
+		pkt[i] = (uint8_t)(100 + i);
+	pkt[0] = 10;		/* load 8 at 40 */
+	pkt[1] = 2;		/* store them at 4 */
+	o = run1(p, pkt, sizeof(pkt));
+	assert_int_equal(o.verdict, XDP_TX);
+	memcpy(r, o.out + 32, sizeof(r));
+	assert_int_equal(r[0], 0);
+	assert_int_equal(r[1], 0);
+	assert_int_equal(r[2], -EFAULT);
+	assert_int_equal(r[3], 0);
+	/* buf: bytes 40..43, then the packet's last 4 (60..63) */
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(o.out[4 + i], 100 + 40 + i);
+		assert_int_equal(o.out[8 + i], 100 + 60 + i);
+	}
+	pkt[0] = 15;		/* 60 + 8 > 64 */
+	pkt[1] = 29;		/* 58 + 8 > 64 */
+	o = run1(p, pkt, sizeof(pkt));
+	memcpy(r, o.out + 32, sizeof(r));
+	assert_int_equal(r[0], -EINVAL);
+	assert_int_equal(r[3], -EINVAL);
+	unload(p, obj);
+}
+T_EACH_ENGINE(run_bytes)
+
 /* Global data set before load, as a skeleton sets it, is what the
  * program reads; .data and .bss stay live after. */
 static void run_global_data(uint32_t engine)
@@ -2367,6 +2405,7 @@ int main(void)
 		cmocka_unit_test(test_run_maps),
 		cmocka_unit_test(test_run_hash),
 		cmocka_unit_test(test_run_csum),
+		cmocka_unit_test(test_run_bytes),
 		cmocka_unit_test(test_run_global_data),
 		cmocka_unit_test(test_run_adjust),
 		cmocka_unit_test(test_run_helpers),

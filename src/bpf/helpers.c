@@ -7,7 +7,8 @@
  *
  * The map calls, time, random numbers, the CPU (uxdp's thread index),
  * trace_printk, moving the packet's head, metadata and tail (through the
- * xdp layer's helpers, which have the kernel's bounds), and csum_diff.
+ * xdp layer's helpers, which have the kernel's bounds), copying bytes
+ * in and out of it, and csum_diff.
  * Results are the kernel's, errors included (net/core/filter.c,
  * kernel/bpf/helpers.c).
  *
@@ -410,6 +411,43 @@ static uint64_t h_xdp_get_buff_len(uint64_t r1, uint64_t r2, uint64_t r3,
 	return (uint64_t)((const char *)b->data_end - (const char *)b->data);
 }
 
+/*
+ * xdp_load_bytes() and xdp_store_bytes(): @len bytes at @offset from
+ * data, the kernel's errors in the kernel's order (bpf_xdp_pointer()):
+ * an offset or a length past 0xffff -EFAULT, past the buffer -EINVAL.
+ * uxdp buffers are linear, so no copy crosses a fragment.
+ */
+static long xdp_bytes(const struct uxdp_buff *b, uint64_t offset, void *buf,
+		      uint64_t len, bool store)
+{
+	uint32_t off = (uint32_t)offset, n = (uint32_t)len;
+	uint8_t *data = b->data;
+
+	if ((off | n) > 0xffff)
+		return -EFAULT;
+	if ((uint64_t)off + n > (uint64_t)((uint8_t *)b->data_end - data))
+		return -EINVAL;
+	if (store)
+		memcpy(data + off, buf, n);
+	else
+		memcpy(buf, data + off, n);
+	return 0;
+}
+
+static uint64_t h_xdp_load_bytes(uint64_t r1, uint64_t r2, uint64_t r3,
+				 uint64_t r4, uint64_t r5)
+{
+	(void)r5;
+	return (uint64_t)xdp_bytes(ptr(r1), r2, ptr(r3), r4, false);
+}
+
+static uint64_t h_xdp_store_bytes(uint64_t r1, uint64_t r2, uint64_t r3,
+				  uint64_t r4, uint64_t r5)
+{
+	(void)r5;
+	return (uint64_t)xdp_bytes(ptr(r1), r2, ptr(r3), r4, true);
+}
+
 /* ---- checksums -------------------------------------------------------------- */
 
 /*
@@ -577,6 +615,10 @@ static const struct uxdp_bpf_helper helpers[] = {
 	HELPER(xdp_get_buff_len, xdp_get_buff_len, INT, A(CTX)),
 	HELPER(csum_diff, csum_diff, INT, A(MEM), A(SIZE), A(MEM), A(SIZE),
 	       A(ANY)),
+	HELPER(xdp_load_bytes, xdp_load_bytes, INT, A(CTX), A(ANY),
+	       A(MEM_WR), A(SIZE)),
+	HELPER(xdp_store_bytes, xdp_store_bytes, INT, A(CTX), A(ANY), A(MEM),
+	       A(SIZE)),
 };
 
 #undef HELPER
@@ -620,8 +662,7 @@ static const uint16_t part2_ids[] = {
 	BPF_FUNC_check_mtu, BPF_FUNC_for_each_map_elem, BPF_FUNC_snprintf,
 	BPF_FUNC_timer_init, BPF_FUNC_timer_set_callback,
 	BPF_FUNC_timer_start, BPF_FUNC_timer_cancel, BPF_FUNC_trace_vprintk,
-	BPF_FUNC_loop, BPF_FUNC_strncmp, BPF_FUNC_xdp_load_bytes,
-	BPF_FUNC_xdp_store_bytes, BPF_FUNC_map_lookup_percpu_elem,
+	BPF_FUNC_loop, BPF_FUNC_strncmp, BPF_FUNC_map_lookup_percpu_elem,
 	BPF_FUNC_dynptr_from_mem, BPF_FUNC_ringbuf_reserve_dynptr,
 	BPF_FUNC_ringbuf_submit_dynptr, BPF_FUNC_ringbuf_discard_dynptr,
 	BPF_FUNC_dynptr_read, BPF_FUNC_dynptr_write, BPF_FUNC_dynptr_data,
