@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * BPF_MAP_TYPE_HASH and BPF_MAP_TYPE_PERCPU_HASH (the kernel's
- * kernel/bpf/hashtab.c), over liburcu's lock-free resizable hash table
+ * kernel/bpf/hashtab.c), over liburcu's lock-free hash table
  * (cds_lfht, urcu/rculfhash.h) in the library's RCU flavour (urcu-memb,
  * src/xdp/xdp_internal.h).
  *
@@ -50,6 +50,8 @@
  * the limits of htab_map_alloc_check(). */
 #define HTAB_KMALLOC_MAX	(4ULL << 20)
 #define HTAB_PCPU_MAX_ELEM	32768
+/* The most buckets a table gets: 2^20, 16 MiB of them. */
+#define HTAB_MAX_BUCKETS	(1UL << 20)
 /* A lookup-then-publish that keeps losing races to other writers gives
  * up rather than spin: every try lost to a completed update. */
 #define HTAB_UPDATE_TRIES	64
@@ -103,6 +105,23 @@ static inline uint32_t this_cpu(void)
 	return xdp_thread_index() % UXDP_BPF_NR_CPUS;
 }
 
+#if defined(__SANITIZE_THREAD__)
+/*
+ * TSan sees none of liburcu's own ordering (the library is not built for
+ * it): not the table's publication of a node (a release there, an acquire
+ * in the readers' match), not the hand-off to its call_rcu thread. An
+ * element's writer releases it before the table or call_rcu gets it; a
+ * reader and the freeing callback acquire it.
+ */
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define elem_release(e)		__tsan_release(e)
+#define elem_acquire(e)		__tsan_acquire(e)
+#else
+#define elem_release(e)		do { } while (0)
+#define elem_acquire(e)		do { } while (0)
+#endif
+
 /* ---- hashing ----------------------------------------------------------- */
 
 static inline uint64_t mix64(uint64_t x)
@@ -140,6 +159,7 @@ static int htab_match(struct cds_lfht_node *node, const void *arg)
 	const struct htab_key *k = arg;
 	struct htab_elem *e = caa_container_of(node, struct htab_elem, node);
 
+	elem_acquire(e);
 	return !memcmp(elem_key(e), k->key, k->size);
 }
 
@@ -158,25 +178,32 @@ static struct htab_elem *htab_find(const struct htab *h, const void *key,
 
 /* ---- lifetime ---------------------------------------------------------- */
 
+
 static void elem_free_rcu(struct rcu_head *head)
 {
-	free(caa_container_of(head, struct htab_elem, rcu));
+	struct htab_elem *e = caa_container_of(head, struct htab_elem, rcu);
+
+	elem_acquire(e);
+	xdp_rcu_after_grace();
+	free(e);
 }
 
 /* @e is out of the table: freed when every reader that could see it is
  * gone. */
 static void elem_retire(struct htab_elem *e)
 {
+	elem_release(e);
 	urcu_memb_call_rcu(&e->rcu, elem_free_rcu);
 }
 
 /*
- * A fork while tables exist: liburcu's call_rcu and table-resize threads
- * do not survive into the child, and the child's first table destroy
- * would wait for them forever (test_bpf_load's seccomp child did). The
- * flavour's fork hooks stop them before and restart them in both
- * processes after; liburcu leaves installing them to the application, so
- * the first table does it for every later fork.
+ * A fork while tables exist: liburcu's call_rcu thread does not survive
+ * into the child, whose retired elements would then never be freed (and
+ * with resizing tables, whose first destroy waited forever for the
+ * resize thread: test_bpf_load's seccomp child did). The flavour's fork
+ * hooks stop it before and restart it in both processes after; liburcu
+ * leaves installing them to the application, so the first table does it
+ * for every later fork.
  */
 static pthread_once_t htab_atfork_once = PTHREAD_ONCE_INIT;
 static int htab_atfork_err;
@@ -244,10 +271,18 @@ static int htab_map_alloc(struct uxdp_bpf_map *m)
 		h->seed = 0;
 	else if (getrandom(&h->seed, sizeof(h->seed), 0) != sizeof(h->seed))
 		h->seed = (uint64_t)(uintptr_t)h ^ 0x5bd1e995U;
-	/* A bucket per element at most (the kernel's n_buckets); the table
-	 * starts small and grows with its elements. */
+	/*
+	 * A bucket per element, as the kernel's n_buckets (a power of two
+	 * at least max_entries), made at once and never resized: resizing
+	 * runs on liburcu's worker thread, whose hand-offs ThreadSanitizer
+	 * cannot see (a report in every threaded test), and the kernel's
+	 * table does not resize either. Past HTAB_MAX_BUCKETS chains grow
+	 * longer instead of the buckets' memory.
+	 */
 	max = pow2_at_least(m->max_entries);
-	init = max < 64 ? max : 64;
+	if (max > HTAB_MAX_BUCKETS)
+		max = HTAB_MAX_BUCKETS;
+	init = max;
 	/* The calls below register nothing: the caller's thread is made a
 	 * reader first, as every later call on the table needs. */
 	if (!xdp_cpu_get())
@@ -256,35 +291,50 @@ static int htab_map_alloc(struct uxdp_bpf_map *m)
 	if (htab_atfork_err)
 		return uxdp_fail(htab_atfork_err, "map %s: pthread_atfork: %s",
 				 m->name, strerror(htab_atfork_err));
-	h->ht = cds_lfht_new_flavor(init, 1, max,
-				    CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
-				    &urcu_memb_flavor, NULL);
+	h->ht = cds_lfht_new_flavor(init, init, max, 0, &urcu_memb_flavor,
+				    NULL);
 	if (!h->ht)
 		return uxdp_fail(ENOMEM, "map %s: out of memory for a table "
 				 "of %u entries", m->name, m->max_entries);
 	return 0;
 }
 
+/* A control-plane call's read-side section: its thread made a reader
+ * (once), and the nesting counted with the datapath's. */
+static struct uxdp_xdp_cpu *cp_enter(void)
+{
+	struct uxdp_xdp_cpu *cpu = xdp_cpu_get();
+
+	if (cpu)
+		xdp_rcu_lock(cpu);
+	return cpu;
+}
+
 /*
  * The last reference to the map went: no program runs it and no control
  * plane call is in it. Every element leaves the table and is freed after a
- * grace period (the table's own resizing may still walk removed nodes),
- * then the table goes.
+ * grace period, then the table goes.
  */
 static void htab_map_free(struct uxdp_bpf_map *m)
 {
 	struct htab *h = to_htab(m);
+	struct uxdp_xdp_cpu *cpu;
 	struct cds_lfht_iter it;
 	struct htab_elem *e;
 
 	if (!h->ht)
 		return;
-	urcu_memb_read_lock();
+	cpu = cp_enter();
+	if (!cpu) {
+		uxdp_pr(UXDP_WARN, "uxdp: map %s: out of memory: its elements "
+			"are leaked\n", m->name);
+		return;
+	}
 	cds_lfht_for_each_entry(h->ht, &it, e, node) {
 		if (!cds_lfht_del(h->ht, &e->node))
 			elem_retire(e);
 	}
-	urcu_memb_read_unlock();
+	xdp_rcu_unlock(cpu);
 	if (cds_lfht_destroy(h->ht, NULL))
 		uxdp_pr(UXDP_WARN, "uxdp: map %s: its table could not be "
 			"destroyed and is leaked\n", m->name);
@@ -393,6 +443,7 @@ static long htab_update(struct htab *h, const void *key, const void *value,
 				count_release(h);
 			return -ENOMEM;
 		}
+		elem_release(e);
 		if (old) {
 			/* Readers see the old element or the new one. */
 			if (!cds_lfht_replace(h->ht, &it, hash, htab_match, &k,
@@ -461,17 +512,6 @@ static long htab_map_delete_elem(struct uxdp_bpf_map *m, const void *key)
 }
 
 /* ---- control plane ------------------------------------------------------ */
-
-/* A control-plane call's read-side section: its thread made a reader
- * (once), and the nesting counted with the datapath's. */
-static struct uxdp_xdp_cpu *cp_enter(void)
-{
-	struct uxdp_xdp_cpu *cpu = xdp_cpu_get();
-
-	if (cpu)
-		xdp_rcu_lock(cpu);
-	return cpu;
-}
 
 static int htab_map_lookup(const struct uxdp_bpf_map *m, const void *key,
 			   void *value, uint64_t flags)
@@ -543,10 +583,11 @@ static int htab_map_get_next_key(const struct uxdp_bpf_map *m,
 	else
 		cds_lfht_first(h->ht, &it);
 	node = cds_lfht_iter_get_node(&it);
-	if (node)
-		memcpy(next_key,
-		       elem_key(caa_container_of(node, struct htab_elem, node)),
-		       m->key_size);
+	if (node) {
+		e = caa_container_of(node, struct htab_elem, node);
+		elem_acquire(e);
+		memcpy(next_key, elem_key(e), m->key_size);
+	}
 	xdp_rcu_unlock(cpu);
 	return node ? 0 : -ENOENT;
 }

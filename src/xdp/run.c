@@ -110,6 +110,11 @@ void xdp_rcu_read_unlock_slow(struct uxdp_xdp_cpu *cpu)
 	urcu_memb_read_unlock();
 }
 
+void xdp_rcu_after_grace(void)
+{
+	rcu_hb_acquire();
+}
+
 int xdp_synchronize(const char *who)
 {
 	if (xdp_rcu_in_reader())

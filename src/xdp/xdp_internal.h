@@ -189,6 +189,10 @@ static inline void xdp_rcu_unlock(struct uxdp_xdp_cpu *cpu)
 		xdp_rcu_read_unlock_slow(cpu);
 }
 
+/* For a call_rcu() callback: what every reader did before the grace
+ * period ended happens before it (only ThreadSanitizer needs telling). */
+void xdp_rcu_after_grace(void);
+
 /* Whether the calling thread is inside a read-side section. */
 static inline bool xdp_rcu_in_reader(void)
 {
