@@ -318,6 +318,7 @@ static struct uxdp_xdp_cpu *cp_enter(void)
 static void htab_map_free(struct uxdp_bpf_map *m)
 {
 	struct htab *h = to_htab(m);
+	struct cds_lfht_node *node;
 	struct uxdp_xdp_cpu *cpu;
 	struct cds_lfht_iter it;
 	struct htab_elem *e;
@@ -330,7 +331,12 @@ static void htab_map_free(struct uxdp_bpf_map *m)
 			"are leaked\n", m->name);
 		return;
 	}
-	cds_lfht_for_each_entry(h->ht, &it, e, node) {
+	/* Not cds_lfht_for_each_entry(): at the end it takes the container
+	 * of a NULL node, which UBSan refuses (fuzz_bpf_elf's corpus). */
+	cds_lfht_first(h->ht, &it);
+	while ((node = cds_lfht_iter_get_node(&it))) {
+		e = caa_container_of(node, struct htab_elem, node);
+		cds_lfht_next(h->ht, &it);
 		if (!cds_lfht_del(h->ht, &e->node))
 			elem_retire(e);
 	}
