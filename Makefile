@@ -18,7 +18,7 @@ UXDP_BENCH = $(BUILD)/tools/uxdp-bench/uxdp-bench
 # make fuzz: seconds per harness, and which harness (default: all).
 FUZZ_SECONDS ?= 60
 FUZZ ?=
-FUZZ_HARNESSES = umem ring pool xdp prog port xsk rss pcap bpf_check bpf_diff bpf_elf
+FUZZ_HARNESSES = umem ring pool xdp prog port xsk rss pcap bpf_check bpf_diff bpf_elf bpf_map
 
 .PHONY: all deps build demo test test-normal test-asan test-tsan test-fuzz \
 	fuzz fuzz-build bench soak install clean help

@@ -1080,6 +1080,64 @@ static void gen_bpf_diff(void)
 	bpf_diff("xdp-everything", 0x5f, 15, 1, 0, 8);
 }
 
+/*
+ * fuzz_bpf_map: the map (per-CPU or not, key size - 1, value size - 1,
+ * max_entries - 1, a flags byte whose 0 means "the flags follow"), then
+ * operations: what (7 kinds), which key of 40, a flags byte (non-zero:
+ * one of the three update flags), and the operation's own bytes.
+ */
+static void map_op(struct seed *s, unsigned op, unsigned key, unsigned fl,
+		   unsigned vbytes)
+{
+	unsigned i;
+
+	u8(s, op);
+	u8(s, key);
+	u8(s, 1);	/* the common case: the flags byte picks 0..2 */
+	u8(s, fl);
+	for (i = 0; i < vbytes; i++)
+		u8(s, 0x40 + key + i);
+}
+
+static void gen_bpf_map(void)
+{
+	static const struct {
+		const char *name;
+		unsigned percpu, ks, vs, max;
+	} maps[] = {
+		{ "hash-u32-u64-full", 0, 4, 8, 4 },
+		{ "hash-odd-sizes", 0, 3, 5, 8 },
+		{ "percpu-u32-u64", 1, 4, 8, 4 },
+	};
+	unsigned i, k;
+
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		struct seed s = { .n = 0 };
+		unsigned vb = maps[i].vs + 7 - (maps[i].vs + 7) % 8;
+
+		u8(&s, maps[i].percpu);
+		u8(&s, maps[i].ks - 1);
+		u8(&s, maps[i].vs - 1);
+		u8(&s, maps[i].max - 1);
+		u8(&s, 1);		/* no flags */
+		/* Fill past max_entries, replace, delete, read, iterate,
+		 * from both sides. */
+		/* A per-CPU value from the control plane is 64 CPUs'
+		 * worth: those seeds update from the program's side. */
+		for (k = 0; k < maps[i].max + 2; k++)
+			map_op(&s, maps[i].percpu ? 2 : 1, k, 1,
+			       maps[i].percpu ? maps[i].vs : vb);
+		map_op(&s, 2, 0, 2, maps[i].vs);
+		map_op(&s, 2, 0, 1, maps[i].vs);
+		map_op(&s, 3, 1, 0, 0);
+		map_op(&s, 4, 1, 0, 0);
+		map_op(&s, 0, 0, 0, 0);
+		map_op(&s, 5, 2, 0, 0);
+		map_op(&s, 6, 2, 0, 0);
+		put("bpf_map", maps[i].name, &s);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -1100,5 +1158,6 @@ int main(int argc, char **argv)
 	gen_rss();
 	gen_bpf_check();
 	gen_bpf_diff();
+	gen_bpf_map();
 	return 0;
 }

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The bpf maps' operations against a model (src/bpf/map_hash.c): the input
+ * picks a map (HASH or PERCPU_HASH, key and value sizes, max_entries, flags
+ * that may be wrong), then a script of lookups, updates (any flags),
+ * deletes and get_next_key calls from the control plane and from a
+ * program's side (inside a read-side section, as a run is), over a key
+ * space larger than the map. Every return value must be the kernel's rule
+ * applied to the model, every value read the model's, and at the end an
+ * iteration must visit each of the model's keys exactly once.
+ */
+#include <errno.h>
+#include <stdbool.h>
+
+#include <uxdp/bpf.h>
+#include <uxdp/uxdp.h>
+
+#include "fuzz.h"
+
+#include "../../src/internal.h"
+#include "../../src/bpf/bpf_internal.h"
+#include "../../src/xdp/xdp_internal.h"
+
+#define KEYS		40
+#define MAX_KEY		16
+#define MAX_VALUE	32
+
+struct model {
+	bool in[KEYS];
+	uint8_t *v[KEYS];	/* ncpu slots of the 8-rounded value size */
+	uint32_t n;
+};
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "fuzz_bpf_map: " __VA_ARGS__);	\
+			fprintf(stderr, "\n");				\
+			abort();					\
+		}							\
+	} while (0)
+
+static void key_of(uint32_t k, uint32_t size, uint8_t *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < size; i++)
+		key[i] = (uint8_t)(k * 7 + i * (k + 1));
+	key[0] = (uint8_t)k;
+}
+
+/* The model's key index of @key, or KEYS. */
+static uint32_t index_of(const uint8_t *key, uint32_t size)
+{
+	uint8_t want[MAX_KEY];
+	uint32_t k = key[0];
+
+	if (k >= KEYS)
+		return KEYS;
+	key_of(k, size, want);
+	return memcmp(want, key, size) ? KEYS : k;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fz f = { data, size };
+	bool percpu = fz_bit(&f);
+	uint32_t type = percpu ? BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_HASH;
+	uint32_t ks = 1 + fz_pick(&f, MAX_KEY), vs = 1 + fz_pick(&f, MAX_VALUE);
+	uint32_t max = 1 + fz_pick(&f, 24), flags = 0;
+	uint32_t ncpu = percpu ? (uint32_t)uxdp_bpf_num_possible_cpus() : 1;
+	uint32_t stride = (vs + 7) & ~7U, me, i, n, ops = 0;
+	size_t vlen = (size_t)ncpu * stride;
+	struct uxdp_xdp_cpu *cpu = xdp_cpu_get();
+	struct uxdp_bpf_map *m;
+	struct model md = { 0 };
+	uint8_t key[MAX_KEY], next[MAX_KEY], *val, *got;
+	int err;
+
+	if (!cpu)
+		return 0;
+	me = percpu ? xdp_thread_index() % ncpu : 0;
+	if (fz_pick(&f, 8) == 0)
+		flags = fz_u32(&f);
+	m = uxdp_bpf_map_new("f", type, ks, vs, max, flags);
+	CHECK(m, "uxdp_bpf_map_new");
+	err = uxdp_bpf_map_create(m);
+	if (err) {
+		/* Only flags can be wrong here; the error says which map. */
+		CHECK(flags && (err == -EINVAL || err == -EOPNOTSUPP),
+		      "create: %d with flags 0x%x: %s", err, flags,
+		      uxdp_errmsg());
+		uxdp_bpf_map_free(m);
+		return 0;
+	}
+	/* A map the control plane may not write or read: its EPERMs are
+	 * map.c's, not the family's; not this model's. */
+	if (flags & (BPF_F_RDONLY | BPF_F_WRONLY)) {
+		uxdp_bpf_map_free(m);
+		return 0;
+	}
+	val = calloc(1, vlen);
+	got = calloc(1, vlen);
+	CHECK(val && got, "out of memory");
+	while (fz_more(&f) && ops++ < 512) {
+		uint32_t op = fz_pick(&f, 7), k = fz_pick(&f, KEYS);
+		uint64_t fl = fz_pick(&f, 16) ? fz_pick(&f, 3) : fz_u8(&f);
+		bool in;
+		int want;
+		void *pv;
+
+		key_of(k, ks, key);
+		in = md.in[k];
+		switch (op) {
+		case 0:		/* control-plane lookup */
+			err = uxdp_bpf_map_lookup(m, key, got, 0);
+			CHECK(err == (in ? 0 : -ENOENT), "lookup %u: %d", k,
+			      err);
+			if (in)
+				for (i = 0; i < ncpu; i++)
+					CHECK(!memcmp(got + i * stride,
+						      md.v[k] + i * stride, vs),
+					      "lookup %u cpu %u: value", k, i);
+			break;
+		case 1:		/* control-plane update */
+		case 2:		/* a program's update */
+			/* The control plane passes every CPU's value, a
+			 * program its own. */
+			for (i = 0; i < (op == 1 ? vlen : vs); i++)
+				val[i] = fz_u8(&f);
+			/* No bpf_spin_lock in these values: BPF_F_LOCK is
+			 * as wrong as an unknown flag. */
+			if ((fl & ~(uint64_t)BPF_F_LOCK) > BPF_EXIST ||
+			    (fl & BPF_F_LOCK))
+				want = -EINVAL;
+			else if (in && fl == BPF_NOEXIST)
+				want = -EEXIST;
+			else if (!in && fl == BPF_EXIST)
+				want = -ENOENT;
+			else if (!in && md.n == max)
+				want = -E2BIG;
+			else
+				want = 0;
+			if (op == 1) {
+				err = uxdp_bpf_map_update(m, key, val, fl);
+			} else {
+				xdp_rcu_lock(cpu);
+				err = (int)m->ops->map_update_elem(m, key, val,
+								   fl);
+				xdp_rcu_unlock(cpu);
+			}
+			CHECK(err == want, "update %u flags %llu (%s): %d, "
+			      "want %d", k, (unsigned long long)fl,
+			      op == 1 ? "control plane" : "program", err,
+			      want);
+			if (err)
+				break;
+			if (!in) {
+				md.v[k] = calloc(1, vlen);
+				CHECK(md.v[k], "out of memory");
+				md.in[k] = true;
+				md.n++;
+			}
+			if (op == 1) {
+				for (i = 0; i < ncpu; i++)
+					memcpy(md.v[k] + i * stride,
+					       val + i * stride, vs);
+			} else {
+				/* A program's: its CPU's value; a new
+				 * per-CPU element's others are zero. */
+				if (!in)
+					memset(md.v[k], 0, vlen);
+				memcpy(md.v[k] + me * stride, val, vs);
+			}
+			break;
+		case 3:		/* control-plane delete */
+		case 4:		/* a program's delete */
+			if (op == 3) {
+				err = uxdp_bpf_map_delete(m, key);
+			} else {
+				xdp_rcu_lock(cpu);
+				err = (int)m->ops->map_delete_elem(m, key);
+				xdp_rcu_unlock(cpu);
+			}
+			CHECK(err == (in ? 0 : -ENOENT), "delete %u: %d", k,
+			      err);
+			if (in) {
+				free(md.v[k]);
+				md.v[k] = NULL;
+				md.in[k] = false;
+				md.n--;
+			}
+			break;
+		case 5:		/* a program's lookup */
+			xdp_rcu_lock(cpu);
+			pv = m->ops->map_lookup_elem(m, key);
+			CHECK(!pv == !in, "program lookup %u: %p", k, pv);
+			if (pv)
+				CHECK(!memcmp(pv, md.v[k] + me * stride, vs),
+				      "program lookup %u: value", k);
+			xdp_rcu_unlock(cpu);
+			break;
+		default: {	/* get_next_key of NULL, a key there or not */
+			bool from = fz_bit(&f);
+
+			err = uxdp_bpf_map_get_next_key(m, from ? key : NULL,
+							next);
+			/* After a key there: the next or the end; else the
+			 * first, if any. */
+			if (!md.n)
+				CHECK(err == -ENOENT, "get_next_key: %d of an "
+				      "empty map", err);
+			else if (from && in)
+				CHECK(!err || err == -ENOENT, "get_next_key: "
+				      "%d", err);
+			else
+				CHECK(!err, "get_next_key: %d with %u keys",
+				      err, md.n);
+			if (!err) {
+				i = index_of(next, ks);
+				CHECK(i < KEYS && md.in[i],
+				      "get_next_key: a key not in the map");
+			}
+			break;
+		}
+		}
+	}
+	/* Every key once. */
+	n = 0;
+	for (err = uxdp_bpf_map_get_next_key(m, NULL, next); !err;
+	     err = uxdp_bpf_map_get_next_key(m, key, next)) {
+		i = index_of(next, ks);
+		CHECK(i < KEYS && md.in[i], "iteration: a key not in the map");
+		memcpy(key, next, ks);
+		CHECK(++n <= md.n, "iteration: more keys than the map's %u",
+		      md.n);
+	}
+	CHECK(err == -ENOENT && n == md.n, "iteration: %u keys of %u (%d)",
+	      n, md.n, err);
+	for (i = 0; i < KEYS; i++)
+		free(md.v[i]);
+	free(val);
+	free(got);
+	uxdp_bpf_map_free(m);
+	return 0;
+}
