@@ -521,7 +521,7 @@ static void test_array_definitions(void **state)
 		{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1, BPF_F_MMAPABLE, -EINVAL },
 		{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, 32769, 1, 0, -E2BIG },
 		{ BPF_MAP_TYPE_ARRAY, 4, 1U << 20, 1U << 20, 0, -E2BIG },
-		{ BPF_MAP_TYPE_LRU_HASH, 4, 8, 1, 0, -EOPNOTSUPP },
+		{ BPF_MAP_TYPE_LPM_TRIE, 8, 8, 1, BPF_F_NO_PREALLOC, -EOPNOTSUPP },
 	};
 	size_t i;
 
@@ -794,8 +794,8 @@ static void test_refusals(void **state)
 		int err;
 		const char *msg[3];
 	} r[] = {
-		{ "refuse_lru", -EOPNOTSUPP, { "prog refuse_lru: insn ",
-		  "map flows (type lru_hash)", "not supported yet" } },
+		{ "refuse_lpm", -EOPNOTSUPP, { "prog refuse_lpm: insn ",
+		  "map flows (type lpm_trie)", "not supported yet" } },
 		{ "refuse_redirect", -EOPNOTSUPP, { "prog refuse_redirect: "
 		  "insn ", "helper bpf_redirect (23)", "until part 2" } },
 		{ "refuse_socket", -EOPNOTSUPP, { "prog refuse_socket: insn ",
@@ -919,7 +919,7 @@ static void test_no_bpf_syscall(void **state)
 	};
 	struct sock_fprog fp = { .len = ARRAY_SIZE(f), .filter = f };
 	const char *const objs[] = { "count", "rodata", "core", "calls",
-				     "sections", "refuse_lru" };
+				     "sections", "refuse_lpm" };
 	int status;
 	pid_t pid;
 

@@ -306,8 +306,9 @@ int uxdp_bpf_num_possible_cpus(void);
  * NULL or an out-of-range key gives key 0, of the last key -ENOENT. For
  * hashes: lookup and delete of a missing key -ENOENT; update BPF_NOEXIST
  * of a key there -EEXIST, BPF_EXIST of one not there -ENOENT, a new key
- * in a full map -E2BIG; get_next_key of NULL or a missing key gives the
- * first key (docs/semantics.md, "Hash maps"). Flags
+ * in a full map -E2BIG (an LRU hash evicts an element instead);
+ * get_next_key of NULL or a missing key gives the first key
+ * (docs/semantics.md, "Hash maps"). Flags
  * other than these, or BPF_F_LOCK on a value without a spin lock:
  * -EINVAL. A frozen map (.rodata, .kconfig) or one with BPF_F_RDONLY:
  * update -EPERM. Before load, or for a map the load left out (a type

@@ -711,6 +711,8 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_array_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_percpu_array_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_hash_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_percpu_hash_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_lru_hash_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_lru_percpu_hash_ops;
 
 /* ---- helpers.c -------------------------------------------------------------- */
 

@@ -858,8 +858,8 @@ static int obj_create_maps(struct uxdp_bpf_object *obj)
 					err = insn_fail(EOPNOTSUPP, p, j,
 						"map %s (type %s): not "
 						"supported yet (uxdp has "
-						"array, percpu_array, hash, "
-						"percpu_hash and global "
+						"array, percpu_array, the "
+						"four hashes and global "
 						"data)", m->name,
 						uxdp_bpf_map_type_str(m->type,
 							tb, sizeof(tb)));

@@ -77,8 +77,8 @@ int uxdp_bpf_map_create(struct uxdp_bpf_map *map)
 		return 0;
 	if (!map->ops)
 		return uxdp_fail(EOPNOTSUPP, "map %s: type %s is not supported "
-				 "yet (uxdp has array, percpu_array, hash, "
-				 "percpu_hash and global data)", map->name,
+				 "yet (uxdp has array, percpu_array, the "
+				 "four hashes and global data)", map->name,
 				 uxdp_bpf_map_type_str(map->type, tb,
 						       sizeof(tb)));
 	/* BPF_F_RDONLY_PROG with BPF_F_WRONLY_PROG, or the same for the

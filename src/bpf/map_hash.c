@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * BPF_MAP_TYPE_HASH and BPF_MAP_TYPE_PERCPU_HASH (the kernel's
- * kernel/bpf/hashtab.c), over liburcu's lock-free hash table
+ * BPF_MAP_TYPE_HASH, PERCPU_HASH, LRU_HASH and LRU_PERCPU_HASH (the
+ * kernel's kernel/bpf/hashtab.c), over liburcu's lock-free hash table
  * (cds_lfht, urcu/rculfhash.h) in the library's RCU flavour (urcu-memb,
  * src/xdp/xdp_internal.h).
  *
@@ -64,11 +64,20 @@ struct htab {
 	uint32_t value_stride;		/* value_size rounded up to 8 */
 	size_t elem_size;
 	long count;			/* elements in the table (atomic) */
+	/* LRU: every element in a slot, a clock hand over the slots, the
+	 * free ones on a stack; writers serialised by the lock. */
+	bool lru;
+	pthread_mutex_t lock;
+	struct htab_elem **slots;
+	uint32_t *free_slots;
+	uint32_t nfree, hand;
 };
 
 struct htab_elem {
 	struct cds_lfht_node node;
 	struct rcu_head rcu;
+	uint32_t slot;			/* LRU: its slot */
+	uint8_t ref;			/* LRU: a program looked it up */
 	uint64_t data[];		/* key, then the value(s) */
 };
 
@@ -85,7 +94,14 @@ static inline struct htab *to_htab(const struct uxdp_bpf_map *m)
 
 static inline bool is_percpu(const struct uxdp_bpf_map *m)
 {
-	return m->type == BPF_MAP_TYPE_PERCPU_HASH;
+	return m->type == BPF_MAP_TYPE_PERCPU_HASH ||
+	       m->type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+
+static inline bool is_lru(const struct uxdp_bpf_map *m)
+{
+	return m->type == BPF_MAP_TYPE_LRU_HASH ||
+	       m->type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
 }
 
 static inline uint8_t *elem_key(struct htab_elem *e)
@@ -220,10 +236,15 @@ static int htab_map_alloc_check(const struct uxdp_bpf_map *m)
 	if (m->map_flags & ~HTAB_CREATE_FLAGS)
 		return uxdp_fail(EINVAL, "map %s: unknown flags for a hash "
 				 "(map_flags 0x%x)", m->name, m->map_flags);
-	if (m->map_flags & BPF_F_NO_COMMON_LRU)
+	if ((m->map_flags & BPF_F_NO_COMMON_LRU) && !is_lru(m))
 		return uxdp_fail(EINVAL, "map %s: BPF_F_NO_COMMON_LRU is for "
 				 "LRU hashes", m->name);
-	if (is_percpu(m) && (m->map_flags & BPF_F_NUMA_NODE))
+	/* The kernel's ENOTSUPP (524): an LRU is always preallocated. */
+	if (is_lru(m) && (m->map_flags & BPF_F_NO_PREALLOC))
+		return uxdp_fail(524, "map %s: an LRU hash cannot be "
+				 "BPF_F_NO_PREALLOC", m->name);
+	if ((is_percpu(m) || (m->map_flags & BPF_F_NO_COMMON_LRU)) &&
+	    (m->map_flags & BPF_F_NUMA_NODE))
 		return uxdp_fail(EINVAL, "map %s: a percpu_hash takes no NUMA "
 				 "node", m->name);
 	if (!m->max_entries || !m->key_size || !m->value_size)
@@ -296,6 +317,29 @@ static int htab_map_alloc(struct uxdp_bpf_map *m)
 	if (!h->ht)
 		return uxdp_fail(ENOMEM, "map %s: out of memory for a table "
 				 "of %u entries", m->name, m->max_entries);
+	h->lru = is_lru(m);
+	if (h->lru) {
+		uint32_t i;
+
+		h->slots = calloc(m->max_entries, sizeof(*h->slots));
+		h->free_slots = malloc((size_t)m->max_entries *
+				       sizeof(*h->free_slots));
+		if (!h->slots || !h->free_slots) {
+			free(h->slots);
+			free(h->free_slots);
+			h->slots = NULL;
+			h->free_slots = NULL;
+			cds_lfht_destroy(h->ht, NULL);
+			h->ht = NULL;
+			return uxdp_fail(ENOMEM, "map %s: out of memory for "
+					 "%u LRU slots", m->name,
+					 m->max_entries);
+		}
+		for (i = 0; i < m->max_entries; i++)
+			h->free_slots[i] = m->max_entries - 1 - i;
+		h->nfree = m->max_entries;
+		pthread_mutex_init(&h->lock, NULL);
+	}
 	return 0;
 }
 
@@ -346,6 +390,13 @@ static void htab_map_free(struct uxdp_bpf_map *m)
 			"destroyed and is leaked\n", m->name);
 	h->ht = NULL;
 	h->count = 0;
+	if (h->lru) {
+		free(h->slots);
+		free(h->free_slots);
+		h->slots = NULL;
+		h->free_slots = NULL;
+		pthread_mutex_destroy(&h->lock);
+	}
 }
 
 /* ---- the operations, for programs and the control plane ----------------- */
@@ -410,6 +461,107 @@ static void count_release(struct htab *h)
 }
 
 /*
+ * The LRU families (the kernel's htab_lru_map_update_elem()): the hash's
+ * flags and errors, but a new key in a full map takes the place of the
+ * least recently used element instead of -E2BIG. uxdp approximates the
+ * kernel's LRU lists with a clock (second chance): a program's lookup
+ * marks an element, and the hand, going round the slots, evicts the first
+ * element it finds unmarked and unmarks those it passes. So an element a
+ * program looked up since the hand last passed it is never the one
+ * evicted, and an eviction takes at most two turns of the hand (docs/
+ * semantics.md; test_bpf_hash shows the bound). Writers (updates and
+ * deletes, the control plane's and programs') take the map's lock;
+ * lookups take none.
+ */
+static void lru_evict(struct htab *h)
+{
+	uint32_t n = h->map.max_entries, step, s;
+	struct htab_elem *e;
+
+	for (step = 0; step < 2 * n + 1; step++) {
+		s = h->hand;
+		h->hand = (h->hand + 1) % n;
+		e = h->slots[s];
+		if (!e)
+			continue;
+		if (__atomic_load_n(&e->ref, __ATOMIC_RELAXED) &&
+		    step < 2 * n) {
+			__atomic_store_n(&e->ref, 0, __ATOMIC_RELAXED);
+			continue;
+		}
+		/* Writers hold the lock: nothing else deletes it. */
+		cds_lfht_del(h->ht, &e->node);
+		h->slots[s] = NULL;
+		h->free_slots[h->nfree++] = s;
+		count_release(h);
+		elem_retire(e);
+		return;
+	}
+}
+
+static long lru_update(struct htab *h, const void *key, const void *value,
+		       uint64_t flags, bool all_cpus)
+{
+	uint64_t hash = htab_hash(h, key);
+	struct htab_key k = { key, h->map.key_size };
+	struct cds_lfht_iter it;
+	struct htab_elem *old, *e;
+	long err = 0;
+
+	pthread_mutex_lock(&h->lock);
+	old = htab_find(h, key, hash, &it);
+	if (old && flags == BPF_NOEXIST) {
+		err = -EEXIST;
+	} else if (!old && flags == BPF_EXIST) {
+		err = -ENOENT;
+	} else if (old && is_percpu(&h->map)) {
+		elem_write_percpu(h, old, value, all_cpus);
+	} else {
+		if (!old && !h->nfree)
+			lru_evict(h);
+		e = elem_new(h, key, value, all_cpus);
+		if (!e) {
+			err = -ENOMEM;
+		} else if (old) {
+			e->slot = old->slot;
+			h->slots[e->slot] = e;
+			elem_release(e);
+			cds_lfht_replace(h->ht, &it, hash, htab_match, &k,
+					 &e->node);
+			elem_retire(old);
+		} else {
+			e->slot = h->free_slots[--h->nfree];
+			h->slots[e->slot] = e;
+			__atomic_add_fetch(&h->count, 1, __ATOMIC_RELAXED);
+			elem_release(e);
+			cds_lfht_add_unique(h->ht, hash, htab_match, &k,
+					    &e->node);
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return err;
+}
+
+static long lru_delete(struct htab *h, const void *key)
+{
+	struct cds_lfht_iter it;
+	struct htab_elem *e;
+	long err = -ENOENT;
+
+	pthread_mutex_lock(&h->lock);
+	e = htab_find(h, key, htab_hash(h, key), &it);
+	if (e && !cds_lfht_del(h->ht, &e->node)) {
+		h->slots[e->slot] = NULL;
+		h->free_slots[h->nfree++] = e->slot;
+		count_release(h);
+		elem_retire(e);
+		err = 0;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return err;
+}
+
+/*
  * The kernel's htab_map_update_elem() / htab_percpu_map_update_elem():
  * inside a read-side section. Each try looks the key up and publishes by
  * one atomic step of the table (add_unique, or replace of the element it
@@ -431,6 +583,8 @@ static long htab_update(struct htab *h, const void *key, const void *value,
 		return -EINVAL;
 	if (flags & BPF_F_LOCK)		/* no bpf_spin_lock in the values */
 		return -EINVAL;
+	if (h->lru)
+		return lru_update(h, key, value, flags, all_cpus);
 	for (tries = 0; tries < HTAB_UPDATE_TRIES; tries++) {
 		old = htab_find(h, key, hash, &it);
 		if (old && flags == BPF_NOEXIST)
@@ -477,6 +631,8 @@ static long htab_delete(struct htab *h, const void *key)
 	struct cds_lfht_iter it;
 	struct htab_elem *e;
 
+	if (h->lru)
+		return lru_delete(h, key);
 	e = htab_find(h, key, htab_hash(h, key), &it);
 	if (!e || cds_lfht_del(h->ht, &e->node))
 		return -ENOENT;
@@ -487,13 +643,25 @@ static long htab_delete(struct htab *h, const void *key)
 
 /* ---- programs (inside a run: a read-side section, bpf/prog.c) ----------- */
 
+/* A program's lookup marks an LRU element used (the control plane's does
+ * not, as the kernel's lookup_elem_sys); written only when it changes, so
+ * a hot element's line is not written on every packet. */
+static inline void lru_mark(const struct htab *h, struct htab_elem *e)
+{
+	if (h->lru && !__atomic_load_n(&e->ref, __ATOMIC_RELAXED))
+		__atomic_store_n(&e->ref, 1, __ATOMIC_RELAXED);
+}
+
 static void *htab_map_lookup_elem(struct uxdp_bpf_map *m, const void *key)
 {
 	struct htab *h = to_htab(m);
 	struct cds_lfht_iter it;
 	struct htab_elem *e = htab_find(h, key, htab_hash(h, key), &it);
 
-	return e ? elem_value(h, e, 0) : NULL;
+	if (!e)
+		return NULL;
+	lru_mark(h, e);
+	return elem_value(h, e, 0);
 }
 
 static void *percpu_htab_map_lookup_elem(struct uxdp_bpf_map *m,
@@ -503,7 +671,10 @@ static void *percpu_htab_map_lookup_elem(struct uxdp_bpf_map *m,
 	struct cds_lfht_iter it;
 	struct htab_elem *e = htab_find(h, key, htab_hash(h, key), &it);
 
-	return e ? elem_value(h, e, this_cpu()) : NULL;
+	if (!e)
+		return NULL;
+	lru_mark(h, e);
+	return elem_value(h, e, this_cpu());
 }
 
 static long htab_map_update_elem(struct uxdp_bpf_map *m, const void *key,
@@ -618,4 +789,8 @@ static int htab_map_get_next_key(const struct uxdp_bpf_map *m,
 const struct uxdp_bpf_map_ops uxdp_bpf_hash_ops =
 	HTAB_OPS(htab_map_lookup_elem);
 const struct uxdp_bpf_map_ops uxdp_bpf_percpu_hash_ops =
+	HTAB_OPS(percpu_htab_map_lookup_elem);
+const struct uxdp_bpf_map_ops uxdp_bpf_lru_hash_ops =
+	HTAB_OPS(htab_map_lookup_elem);
+const struct uxdp_bpf_map_ops uxdp_bpf_lru_percpu_hash_ops =
 	HTAB_OPS(percpu_htab_map_lookup_elem);
