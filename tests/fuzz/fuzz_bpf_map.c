@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The bpf maps' operations against a model (src/bpf/map_hash.c): the input
- * picks a map (HASH or PERCPU_HASH, key and value sizes, max_entries, flags
- * that may be wrong), then a script of lookups, updates (any flags),
+ * picks a map (HASH, PERCPU_HASH or their LRU kinds, key and value sizes,
+ * max_entries, flags that may be wrong), then a script of lookups, updates (any flags),
  * deletes and get_next_key calls from the control plane and from a
  * program's side (inside a read-side section, as a run is), over a key
  * space larger than the map. Every return value must be the kernel's rule
- * applied to the model, every value read the model's, and at the end an
- * iteration must visit each of the model's keys exactly once.
+ * applied to the model, every value read the model's (an LRU's new key in
+ * a full map evicts exactly one other key, which the model then drops),
+ * and at the end an iteration must visit each of the model's keys once.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -64,8 +65,12 @@ static uint32_t index_of(const uint8_t *key, uint32_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f = { data, size };
-	bool percpu = fz_bit(&f);
-	uint32_t type = percpu ? BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_HASH;
+	uint8_t kind = fz_u8(&f);
+	bool percpu = kind & 1, lru = kind & 2;
+	uint32_t type = lru ? (percpu ? BPF_MAP_TYPE_LRU_PERCPU_HASH :
+				       BPF_MAP_TYPE_LRU_HASH) :
+			      (percpu ? BPF_MAP_TYPE_PERCPU_HASH :
+					BPF_MAP_TYPE_HASH);
 	uint32_t ks = 1 + fz_pick(&f, MAX_KEY), vs = 1 + fz_pick(&f, MAX_VALUE);
 	uint32_t max = 1 + fz_pick(&f, 24), flags = 0;
 	uint32_t ncpu = percpu ? (uint32_t)uxdp_bpf_num_possible_cpus() : 1;
@@ -86,8 +91,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(m, "uxdp_bpf_map_new");
 	err = uxdp_bpf_map_create(m);
 	if (err) {
-		/* Only flags can be wrong here; the error says which map. */
-		CHECK(flags && (err == -EINVAL || err == -EOPNOTSUPP),
+		/* Only flags can be wrong here (an LRU's NO_PREALLOC is the
+		 * kernel's ENOTSUPP, 524); the error says which map. */
+		CHECK(flags && (err == -EINVAL || err == -EOPNOTSUPP ||
+				(lru && err == -524)),
 		      "create: %d with flags 0x%x: %s", err, flags,
 		      uxdp_errmsg());
 		uxdp_bpf_map_free(m);
@@ -137,7 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				want = -EEXIST;
 			else if (!in && fl == BPF_EXIST)
 				want = -ENOENT;
-			else if (!in && md.n == max)
+			else if (!in && md.n == max && !lru)
 				want = -E2BIG;
 			else
 				want = 0;
@@ -155,6 +162,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      want);
 			if (err)
 				break;
+			if (!in && md.n == max) {
+				/* LRU, full: exactly one other key went. */
+				uint32_t gone = KEYS, j;
+
+				for (j = 0; j < KEYS; j++) {
+					uint8_t kk[MAX_KEY];
+
+					if (!md.in[j] || j == k)
+						continue;
+					key_of(j, ks, kk);
+					if (uxdp_bpf_map_lookup(m, kk, got, 0))
+					{
+						CHECK(gone == KEYS, "LRU: keys "
+						      "%u and %u both gone",
+						      gone, j);
+						gone = j;
+					}
+				}
+				CHECK(gone < KEYS, "LRU: a full map took key "
+				      "%u and evicted nothing", k);
+				free(md.v[gone]);
+				md.v[gone] = NULL;
+				md.in[gone] = false;
+				md.n--;
+			}
 			if (!in) {
 				md.v[k] = calloc(1, vlen);
 				CHECK(md.v[k], "out of memory");

@@ -1081,8 +1081,9 @@ static void gen_bpf_diff(void)
 }
 
 /*
- * fuzz_bpf_map: the map (per-CPU or not, key size - 1, value size - 1,
- * max_entries - 1, a flags byte whose 0 means "the flags follow"), then
+ * fuzz_bpf_map: the map (a byte: bit 0 per-CPU, bit 1 LRU; key size - 1,
+ * value size - 1, max_entries - 1, a flags byte whose 0 means "the flags
+ * follow"), then
  * operations: what (7 kinds), which key of 40, a flags byte (non-zero:
  * one of the three update flags), and the operation's own bytes.
  */
@@ -1103,11 +1104,13 @@ static void gen_bpf_map(void)
 {
 	static const struct {
 		const char *name;
-		unsigned percpu, ks, vs, max;
+		unsigned percpu, lru, ks, vs, max;
 	} maps[] = {
-		{ "hash-u32-u64-full", 0, 4, 8, 4 },
-		{ "hash-odd-sizes", 0, 3, 5, 8 },
-		{ "percpu-u32-u64", 1, 4, 8, 4 },
+		{ "hash-u32-u64-full", 0, 0, 4, 8, 4 },
+		{ "hash-odd-sizes", 0, 0, 3, 5, 8 },
+		{ "percpu-u32-u64", 1, 0, 4, 8, 4 },
+		{ "lru-full-evicts", 0, 1, 4, 8, 4 },
+		{ "lru-percpu", 1, 1, 4, 8, 4 },
 	};
 	unsigned i, k;
 
@@ -1115,7 +1118,7 @@ static void gen_bpf_map(void)
 		struct seed s = { .n = 0 };
 		unsigned vb = maps[i].vs + 7 - (maps[i].vs + 7) % 8;
 
-		u8(&s, maps[i].percpu);
+		u8(&s, maps[i].percpu | maps[i].lru << 1);
 		u8(&s, maps[i].ks - 1);
 		u8(&s, maps[i].vs - 1);
 		u8(&s, maps[i].max - 1);
