@@ -528,17 +528,15 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static void test_readers_writer(void **state)
+static void readers_writer(uint32_t type)
 {
 	struct race r[2] = { { 0 } };
-	struct uxdp_bpf_map *m = new_map(BPF_MAP_TYPE_HASH, 4, WORDS * 8, 48,
-					 0);
+	struct uxdp_bpf_map *m = new_map(type, 4, WORDS * 8, 48, 0);
 	pthread_t th[2];
 	uint64_t seed = 7, v[WORDS];
 	uint32_t i, j, k, ops = T_TSAN ? 20000 : 300000;
 	int err;
 
-	(void)state;
 	for (i = 0; i < 2; i++) {
 		r[i].m = m;
 		assert_int_equal(pthread_create(&th[i], NULL, reader, &r[i]), 0);
@@ -568,6 +566,20 @@ static void test_readers_writer(void **state)
 	uxdp_bpf_map_free(m);
 }
 
+static void test_readers_writer(void **state)
+{
+	(void)state;
+	readers_writer(BPF_MAP_TYPE_HASH);
+}
+
+/* The same for an LRU: the readers' lookups mark elements while the
+ * writer's inserts into the full map evict them. */
+static void test_readers_writer_lru(void **state)
+{
+	(void)state;
+	readers_writer(BPF_MAP_TYPE_LRU_HASH);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_readers_writer),
+		cmocka_unit_test(test_readers_writer_lru),
 	};
 
 	t_test_filter();
