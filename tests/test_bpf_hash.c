@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "t_helpers.h"
@@ -427,6 +428,7 @@ static void test_kernel(void **state)
 	struct uxdp_bpf_map *m;
 	uint64_t seed = 0xbeef, a, b;
 	uint32_t i, k, next, n = 0, nk = 0;
+	struct utsname u;
 	int fd;
 
 	(void)state;
@@ -485,8 +487,9 @@ static void test_kernel(void **state)
 		n++;
 	}
 	assert_int_equal(n, nk);
-	fprintf(stderr, "test_kernel: %u steps equal, %u keys at the end\n",
-		MODEL_OPS / 4, nk);
+	assert_int_equal(uname(&u), 0);
+	fprintf(stderr, "test_kernel: against kernel %s: %u steps equal, %u "
+		"keys at the end\n", u.release, MODEL_OPS / 4, nk);
 	close(fd);
 	uxdp_bpf_map_free(m);
 }

@@ -66,7 +66,6 @@ struct htab {
 	long count;			/* elements in the table (atomic) */
 	/* LRU: every element in a slot, a clock hand over the slots, the
 	 * free ones on a stack; writers serialised by the lock. */
-	bool lru;
 	pthread_mutex_t lock;
 	struct htab_elem **slots;
 	uint32_t *free_slots;
@@ -317,8 +316,7 @@ static int htab_map_alloc(struct uxdp_bpf_map *m)
 	if (!h->ht)
 		return uxdp_fail(ENOMEM, "map %s: out of memory for a table "
 				 "of %u entries", m->name, m->max_entries);
-	h->lru = is_lru(m);
-	if (h->lru) {
+	if (is_lru(m)) {
 		uint32_t i;
 
 		h->slots = calloc(m->max_entries, sizeof(*h->slots));
@@ -390,7 +388,7 @@ static void htab_map_free(struct uxdp_bpf_map *m)
 			"destroyed and is leaked\n", m->name);
 	h->ht = NULL;
 	h->count = 0;
-	if (h->lru) {
+	if (is_lru(m)) {
 		free(h->slots);
 		free(h->free_slots);
 		h->slots = NULL;
@@ -473,6 +471,16 @@ static void count_release(struct htab *h)
  * deletes, the control plane's and programs') take the map's lock;
  * lookups take none.
  */
+/* @e, just deleted from the table (under the lock): its slot freed, the
+ * element retired. */
+static void lru_remove(struct htab *h, struct htab_elem *e)
+{
+	h->slots[e->slot] = NULL;
+	h->free_slots[h->nfree++] = e->slot;
+	count_release(h);
+	elem_retire(e);
+}
+
 static void lru_evict(struct htab *h)
 {
 	uint32_t n = h->map.max_entries, step, s;
@@ -491,18 +499,14 @@ static void lru_evict(struct htab *h)
 		}
 		/* Writers hold the lock: nothing else deletes it. */
 		cds_lfht_del(h->ht, &e->node);
-		h->slots[s] = NULL;
-		h->free_slots[h->nfree++] = s;
-		count_release(h);
-		elem_retire(e);
+		lru_remove(h, e);
 		return;
 	}
 }
 
-static long lru_update(struct htab *h, const void *key, const void *value,
-		       uint64_t flags, bool all_cpus)
+static long lru_update(struct htab *h, const void *key, uint64_t hash,
+		       const void *value, uint64_t flags, bool all_cpus)
 {
-	uint64_t hash = htab_hash(h, key);
 	struct htab_key k = { key, h->map.key_size };
 	struct cds_lfht_iter it;
 	struct htab_elem *old, *e;
@@ -517,8 +521,7 @@ static long lru_update(struct htab *h, const void *key, const void *value,
 	} else if (old && is_percpu(&h->map)) {
 		elem_write_percpu(h, old, value, all_cpus);
 	} else {
-		if (!old && !h->nfree)
-			lru_evict(h);
+		/* Made before any eviction: out of memory evicts nothing. */
 		e = elem_new(h, key, value, all_cpus);
 		if (!e) {
 			err = -ENOMEM;
@@ -530,6 +533,8 @@ static long lru_update(struct htab *h, const void *key, const void *value,
 					 &e->node);
 			elem_retire(old);
 		} else {
+			if (!h->nfree)
+				lru_evict(h);
 			e->slot = h->free_slots[--h->nfree];
 			h->slots[e->slot] = e;
 			__atomic_add_fetch(&h->count, 1, __ATOMIC_RELAXED);
@@ -551,10 +556,7 @@ static long lru_delete(struct htab *h, const void *key)
 	pthread_mutex_lock(&h->lock);
 	e = htab_find(h, key, htab_hash(h, key), &it);
 	if (e && !cds_lfht_del(h->ht, &e->node)) {
-		h->slots[e->slot] = NULL;
-		h->free_slots[h->nfree++] = e->slot;
-		count_release(h);
-		elem_retire(e);
+		lru_remove(h, e);
 		err = 0;
 	}
 	pthread_mutex_unlock(&h->lock);
@@ -583,8 +585,8 @@ static long htab_update(struct htab *h, const void *key, const void *value,
 		return -EINVAL;
 	if (flags & BPF_F_LOCK)		/* no bpf_spin_lock in the values */
 		return -EINVAL;
-	if (h->lru)
-		return lru_update(h, key, value, flags, all_cpus);
+	if (is_lru(&h->map))
+		return lru_update(h, key, hash, value, flags, all_cpus);
 	for (tries = 0; tries < HTAB_UPDATE_TRIES; tries++) {
 		old = htab_find(h, key, hash, &it);
 		if (old && flags == BPF_NOEXIST)
@@ -631,7 +633,7 @@ static long htab_delete(struct htab *h, const void *key)
 	struct cds_lfht_iter it;
 	struct htab_elem *e;
 
-	if (h->lru)
+	if (is_lru(&h->map))
 		return lru_delete(h, key);
 	e = htab_find(h, key, htab_hash(h, key), &it);
 	if (!e || cds_lfht_del(h->ht, &e->node))
@@ -648,7 +650,7 @@ static long htab_delete(struct htab *h, const void *key)
  * a hot element's line is not written on every packet. */
 static inline void lru_mark(const struct htab *h, struct htab_elem *e)
 {
-	if (h->lru && !__atomic_load_n(&e->ref, __ATOMIC_RELAXED))
+	if (is_lru(&h->map) && !__atomic_load_n(&e->ref, __ATOMIC_RELAXED))
 		__atomic_store_n(&e->ref, 1, __ATOMIC_RELAXED);
 }
 
