@@ -1056,6 +1056,54 @@ static unsigned int hash_diff(const char *oname, const char *where,
  * Every array and hash of @uobj against the kernel's map of the same name
  * in @kobj: the number of differences (the first of each map printed).
  */
+/* The name of the program with kernel id @id in @kobj, or NULL. */
+static const char *kernel_prog_by_id(struct bpf_object *kobj, uint32_t id)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, kobj) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_program__fd(p) >= 0 &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) &&
+		    info.id == id)
+			return bpf_program__name(p);
+	}
+	return NULL;
+}
+
+/* A prog array's slots: the same program (by name; the ids are each
+ * side's own) or empty on both. */
+static unsigned int slots_diff(const char *oname, const char *where,
+			       const struct uxdp_bpf_map *m,
+			       struct bpf_object *kobj, int fd)
+{
+	uint32_t key, n = uxdp_bpf_map_max_entries(m);
+	const char *name = uxdp_bpf_map_name(m);
+
+	for (key = 0; key < n; key++) {
+		uint32_t kid = 0, uid = 0;
+		int ke = bpf_map_lookup_elem(fd, &key, &kid) ? -errno : 0;
+		int ue = uxdp_bpf_map_lookup(m, &key, &uid, 0);
+		const char *kn = ke ? NULL : kernel_prog_by_id(kobj, kid);
+		struct uxdp_prog *up = ue ? NULL : uxdp_bpf_prog_get_by_id(uid);
+		const char *un = up ? uxdp_prog_name(up) : NULL;
+		bool same = ke == ue && (!kn) == (!un) &&
+			    (!kn || !strcmp(kn, un));
+
+		if (!same)
+			printf("DIFFERENCE %s %s: prog array %s slot %u: "
+			       "kernel %d (%s), uxdp %d (%s)\n", oname, where,
+			       name, key, ke, kn ? kn : "-", ue, un ? un : "-");
+		uxdp_prog_put(up);
+		if (!same)
+			return 1;
+	}
+	return 0;
+}
+
 static unsigned int maps_diff(const char *oname, const char *where,
 			      struct bpf_object *kobj,
 			      const struct uxdp_bpf_object *uobj)
@@ -1076,7 +1124,8 @@ static unsigned int maps_diff(const char *oname, const char *where,
 
 		if (type != BPF_MAP_TYPE_ARRAY && !percpu &&
 		    type != BPF_MAP_TYPE_HASH &&
-		    type != BPF_MAP_TYPE_PERCPU_HASH)
+		    type != BPF_MAP_TYPE_PERCPU_HASH &&
+		    type != BPF_MAP_TYPE_PROG_ARRAY)
 			continue;
 		km = bpf_object__find_map_by_name(kobj, name);
 		fd = km ? bpf_map__fd(km) : -1;
@@ -1084,6 +1133,10 @@ static unsigned int maps_diff(const char *oname, const char *where,
 			printf("DIFFERENCE %s %s: map %s: the kernel has no "
 			       "such map\n", oname, where, name);
 			bad++;
+			continue;
+		}
+		if (type == BPF_MAP_TYPE_PROG_ARRAY) {
+			bad += slots_diff(oname, where, m, kobj, fd);
 			continue;
 		}
 		if (type == BPF_MAP_TYPE_HASH ||
@@ -1160,9 +1213,8 @@ struct corpus_counts {
 };
 
 /* @path's program @pname alone, into the kernel: its object, or NULL. */
-static struct bpf_object *kernel_open_one(const char *path,
-					  const char *pname, char *why,
-					  size_t whylen)
+static struct bpf_object *kernel_open(const char *path, const char *pname,
+				       bool all, char *why, size_t whylen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, o, .kernel_log_buf = vlog,
 		    .kernel_log_size = T_LOG_SIZE, .kernel_log_level = 0);
@@ -1176,7 +1228,7 @@ static struct bpf_object *kernel_open_one(const char *path,
 		return NULL;
 	}
 	bpf_object__for_each_program(p, obj) {
-		bool it = !strcmp(bpf_program__name(p), pname);
+		bool it = all || !strcmp(bpf_program__name(p), pname);
 
 		bpf_program__set_autoload(p, it);
 		/* An old-style section name ("xdp_prog"): the type forced,
@@ -1190,16 +1242,26 @@ static struct bpf_object *kernel_open_one(const char *path,
 		snprintf(why, whylen, "%s (%s)", uxdp_bpf_kverify_reason(vlog),
 			 strerror(-err));
 		bpf_object__close(obj);
+		/* A prog array's initialiser names a sibling, so all of the
+		 * object's programs load (libbpf: -EBADF otherwise). */
+		if (err == -EBADF && !all)
+			return kernel_open(path, pname, true, why, whylen);
 		return NULL;
 	}
 	return obj;
 }
 
+static struct bpf_object *kernel_open_one(const char *path,
+					  const char *pname, char *why,
+					  size_t whylen)
+{
+	return kernel_open(path, pname, false, why, whylen);
+}
+
 /* The same in uxdp, on @engine: its object, or NULL with @why. */
-static struct uxdp_bpf_object *uxdp_open_one(const char *path,
-					     const char *pname,
-					     uint32_t engine, int *err,
-					     char *why, size_t whylen)
+static struct uxdp_bpf_object *uxdp_open(const char *path, const char *pname,
+					 uint32_t engine, bool all, int *err,
+					 char *why, size_t whylen)
 {
 	UXDP_DECLARE_OPTS(uxdp_bpf_object_opts, o, .engine = engine);
 	struct uxdp_bpf_object *obj = uxdp_bpf_object_open(path, &o);
@@ -1211,7 +1273,7 @@ static struct uxdp_bpf_object *uxdp_open_one(const char *path,
 		snprintf(why, whylen, "%s", uxdp_errmsg());
 		return NULL;
 	}
-	while ((p = uxdp_bpf_object_next_program(obj, p)))
+	while (!all && (p = uxdp_bpf_object_next_program(obj, p)))
 		if (uxdp_bpf_program_autoload(p))
 			uxdp_bpf_program_set_autoload(p,
 				!strcmp(uxdp_bpf_program_name(p), pname));
@@ -1219,9 +1281,75 @@ static struct uxdp_bpf_object *uxdp_open_one(const char *path,
 	if (*err) {
 		snprintf(why, whylen, "%s", uxdp_errmsg());
 		uxdp_bpf_object_close(obj);
+		/* As the kernel's side: a prog array's initialiser. */
+		if (*err == -EBADF && !all)
+			return uxdp_open(path, pname, engine, true, err, why,
+					 whylen);
 		return NULL;
 	}
 	return obj;
+}
+
+static struct uxdp_bpf_object *uxdp_open_one(const char *path,
+					     const char *pname,
+					     uint32_t engine, int *err,
+					     char *why, size_t whylen)
+{
+	return uxdp_open(path, pname, engine, false, err, why, whylen);
+}
+
+/*
+ * Prog array slots the corpus's control plane fills (an object's own
+ * initialisers fill the rest), the same on both sides: object (NAME of
+ * NAME.o and NAME.v1.o), map, slot, program.
+ */
+static const struct {
+	const char *obj, *map;
+	uint32_t slot;
+	const char *prog;
+} dyn_slots[] = {
+	{ "tail", "jmp_dyn", 0, "tail_dyn" },
+};
+
+static bool same_obj(const char *oname, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(oname, name, n) && (!oname[n] || oname[n] == '.');
+}
+
+/* Fill @kobj's and @uobj's dynamic slots; a program of the slot's that
+ * is not loaded (the one under test loaded alone) leaves it empty on both. */
+static void dyn_fill(const char *oname, struct bpf_object *kobj,
+		     struct uxdp_bpf_object *uobj)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(dyn_slots) / sizeof(dyn_slots[0]); i++) {
+		struct bpf_program *kp;
+		struct bpf_map *km;
+		struct uxdp_prog *up;
+		int kfd;
+		uint32_t uid;
+
+		if (!same_obj(oname, dyn_slots[i].obj))
+			continue;
+		kp = bpf_object__find_program_by_name(kobj, dyn_slots[i].prog);
+		km = bpf_object__find_map_by_name(kobj, dyn_slots[i].map);
+		up = uxdp_bpf_object_prog(uobj, dyn_slots[i].prog);
+		kfd = kp ? bpf_program__fd(kp) : -1;
+		if (kfd < 0 || !km || bpf_map__fd(km) < 0 || !up) {
+			uxdp_prog_put(up);
+			continue;
+		}
+		assert_int_equal(bpf_map_update_elem(bpf_map__fd(km),
+			&dyn_slots[i].slot, &kfd, BPF_ANY), 0);
+		uid = uxdp_bpf_prog_id(up);
+		assert_int_equal(uxdp_bpf_map_update(uxdp_bpf_object_find_map(
+			uobj, dyn_slots[i].map), &dyn_slots[i].slot, &uid,
+			BPF_ANY), 0);
+		uxdp_prog_put(up);
+	}
 }
 
 static const char *const engine_name[] = {
@@ -1276,6 +1404,7 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 		}
 		uprog[e] = uxdp_bpf_object_prog(uobj[e], pname);
 		assert_non_null(uprog[e]);
+		dyn_fill(oname, kobj, uobj[e]);	/* the kernel twice: the same */
 	}
 	/* The kernel test-runs no devmap or cpumap program. */
 	kernel_pkt(fd, &pkts->v[0], &kout);

@@ -797,7 +797,7 @@ static void test_refusals(void **state)
 		{ "refuse_lpm", -EOPNOTSUPP, { "prog refuse_lpm: insn ",
 		  "map flows (type lpm_trie)", "not supported yet" } },
 		{ "refuse_redirect", -EOPNOTSUPP, { "prog refuse_redirect: "
-		  "insn ", "helper bpf_redirect (23)", "until part 2" } },
+		  "insn ", "helper bpf_redirect (23)", "issue 15 brings it" } },
 		{ "refuse_socket", -EOPNOTSUPP, { "prog refuse_socket: insn ",
 		  "helper bpf_sk_lookup_tcp (84)", "kernel state" } },
 		{ "refuse_nonxdp", -EOPNOTSUPP, { "prog refuse_nonxdp: insn 0 "
@@ -808,7 +808,7 @@ static void test_refusals(void **state)
 		{ "refuse_ksym", -EOPNOTSUPP, { "prog refuse_ksym: insn 0 "
 		  "(lddw", "kernel variable", NULL } },
 		{ "refuse_callback", -EOPNOTSUPP, { "prog refuse_callback: "
-		  "insn ", "callback", "until part 2" } },
+		  "insn ", "callback", "issue 15 brings it" } },
 		{ "refuse_core", -EOPNOTSUPP, { "prog refuse_core: insn 0 ",
 		  "CO-RE relocation", "no field 'rx_hash'" } },
 		{ "refuse_egress", -EINVAL, { "prog refuse_egress: insn 0 "

@@ -223,6 +223,16 @@ int uxdp_bpf_prog_info(const struct uxdp_prog *prog,
 		       struct uxdp_bpf_prog_info *info);
 
 /*
+ * Program ids, as the kernel's: every loaded eBPF program has one, unique
+ * in the process and never reused; 0 for what is no eBPF program. A
+ * prog_array's values are ids (below). get_by_id: a new reference
+ * (uxdp_prog_put() it), or NULL with errno ENOENT once the program is
+ * gone (the kernel's BPF_PROG_GET_FD_BY_ID).
+ */
+uint32_t uxdp_bpf_prog_id(const struct uxdp_prog *prog);
+struct uxdp_prog *uxdp_bpf_prog_get_by_id(uint32_t id);
+
+/*
  * Run @prog on one packet, as BPF_PROG_TEST_RUN does for XDP: a copy of
  * data_in in a buffer of its own (256 bytes of headroom, the frame's
  * tailroom after it), run repeat times on the same buffer (the program's
@@ -308,7 +318,15 @@ int uxdp_bpf_num_possible_cpus(void);
  * of a key there -EEXIST, BPF_EXIST of one not there -ENOENT, a new key
  * in a full map -E2BIG (an LRU hash evicts an element instead);
  * get_next_key of NULL or a missing key gives the first key
- * (docs/semantics.md, "Hash maps"). Flags
+ * (docs/semantics.md, "Hash maps"). For a prog_array the value is a
+ * program's id (uxdp_bpf_prog_id(): where the kernel's update takes a
+ * file descriptor, its lookup too gives the id): update takes BPF_ANY
+ * only (else -EINVAL), a slot out of range is -E2BIG, an id no program
+ * has -ENOENT, a program of another kind than the array's (the first one
+ * in, or the first loaded program that tail-calls through it, sets JIT
+ * or interpreter and xdp.frags) -EINVAL; lookup and delete of an empty
+ * slot -ENOENT. A prog_array is emptied when its object is closed (as
+ * the kernel's when its last user reference goes). Flags
  * other than these, or BPF_F_LOCK on a value without a spin lock:
  * -EINVAL. A frozen map (.rodata, .kconfig) or one with BPF_F_RDONLY:
  * update -EPERM. Before load, or for a map the load left out (a type

@@ -235,6 +235,7 @@ enum uxdp_bpf_arg {
 enum uxdp_bpf_ret {
 	UXDP_BPF_RET_INT,		/* a scalar */
 	UXDP_BPF_RET_VALUE_OR_NULL,	/* a map value of arg 1's map, or 0 */
+	UXDP_BPF_RET_VOID,		/* nothing: r0 not readable after */
 };
 
 #define UXDP_BPF_HELPER_UNWIND	(1U << 0)	/* 0 ends the run (r0 = 0):
@@ -375,7 +376,8 @@ struct uxdp_bpf_build_map {
 	const char *name;
 	uint32_t type;			/* BPF_MAP_TYPE_* */
 	uint32_t key_size, value_size, max_entries;
-	void *map;			/* what lddw src 5 becomes */
+	void *map;			/* the struct uxdp_bpf_map */
+	void *lddw;			/* what lddw src 5 becomes (NULL: map) */
 	uint8_t *values;		/* array-like: the value area, contiguous */
 	uint64_t values_size;		/* max_entries * value_size (0: none) */
 	bool rdonly;			/* the program may not write values */
@@ -402,6 +404,8 @@ struct uxdp_bpf_check_stats {
 /* A DEVMAP second-stage program (BPF_XDP_DEVMAP): the only kind the kernel
  * lets read xdp_md.egress_ifindex. */
 #define UXDP_BPF_BUILD_F_EGRESS	(1U << 1)
+/* Multi-buffer (xdp.frags): a prog_array holds programs of one kind. */
+#define UXDP_BPF_BUILD_F_FRAGS	(1U << 2)
 
 struct uxdp_bpf_build {
 	/* In. */
@@ -665,6 +669,10 @@ struct uxdp_bpf_map_ops {
 	 */
 	uint32_t (*map_gen_lookup)(const struct uxdp_bpf_map *map,
 				   const void *key, struct bpf_insn *insn);
+
+	/* Optional: what lddw src 5 of the map gives a program, when not
+	 * the map itself (a prog_array's struct uxdp_bpf_prog_array). */
+	void *(*map_lddw)(struct uxdp_bpf_map *map);
 };
 #define UXDP_BPF_GEN_LOOKUP_MAX	16
 
@@ -713,6 +721,30 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_hash_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_percpu_hash_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_lru_hash_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_lru_percpu_hash_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_prog_array_ops;
+
+/*
+ * liburcu's call_rcu() for a family that retires memory with it: its
+ * fork hooks installed once for the process (liburcu leaves that to the
+ * application; without them a child's call_rcu thread is gone and its
+ * retired memory never freed). 0, or a negative errno naming @map.
+ */
+int uxdp_bpf_rcu_prepare(const char *map);
+
+/*
+ * PROG_ARRAY (map_prog_array.c). claim: a loaded program of this kind
+ * (engine, xdp.frags) tail-calls through @map: the first kind the map
+ * sees is its owner's, any other -EINVAL (the kernel's bpf_map_owner; 0
+ * for a map of another type). set: slot @idx holds @prog, a reference
+ * taken over (NULL empties it; the old one is put after a grace period):
+ * 0, -E2BIG, -EINVAL (not an eBPF program, or not the owner's kind),
+ * -ENOMEM. clear: every slot emptied (the object's close).
+ */
+int uxdp_bpf_prog_array_claim(struct uxdp_bpf_map *map, const char *prog,
+			      bool jit, bool frags);
+int uxdp_bpf_prog_array_set(struct uxdp_bpf_map *map, uint32_t idx,
+			    struct uxdp_prog *prog);
+void uxdp_bpf_prog_array_clear(struct uxdp_bpf_map *map);
 
 /* ---- helpers.c -------------------------------------------------------------- */
 
@@ -763,6 +795,11 @@ const struct bpf_insn *uxdp_bpf_program_insns(const struct uxdp_bpf_program *p,
 /* A loaded eBPF program's code after the fixups (what the engines run),
  * for tools: NULL if @prog is no eBPF program. */
 const struct uxdp_bpf_code *uxdp_bpf_prog_code(const struct uxdp_prog *prog);
+
+/* For a prog_array: @prog's code and kind (JIT or interpreted, xdp.frags),
+ * NULL if it is no eBPF program. */
+const struct uxdp_bpf_code *uxdp_bpf_prog_kind(const struct uxdp_prog *prog,
+					       bool *jit, bool *frags);
 
 /* ---- kverify.c: UXDP_BPF_F_KERNEL_VERIFY --------------------------------- */
 

@@ -113,11 +113,15 @@ struct reg {
 	uint8_t type;		/* enum reg_type */
 	uint8_t frame;		/* PTR_STACK */
 	uint16_t map;		/* PTR_MAP_VALUE(_OR_NULL), CONST_MAP */
+	/* (CONST_MAP's map may be MAP_PROG_ANY: one of several prog
+	 * arrays, as paths that each tail-call through their own join.) */
 	uint32_t id;		/* PTR_PKT(_META): base; OR_NULL: the lookup */
 	int32_t off;
 	uint32_t range;		/* PTR_PKT(_META) */
 	uint64_t umin, umax;
 };
+
+#define MAP_PROG_ANY	0xffff
 
 /* State flags. */
 #define ST_PKT_CHANGED	(1U << 0)	/* a helper moved the packet since the
@@ -200,6 +204,8 @@ static const char *prog_name(const struct env *e)
 
 static const char *map_name(const struct env *e, uint32_t m)
 {
+	if (m == MAP_PROG_ANY)
+		return "(one of several prog arrays)";
 	return e->b->maps[m].name ? e->b->maps[m].name : "(unnamed)";
 }
 
@@ -340,7 +346,9 @@ static bool changes_pkt(uint32_t id)
 static const struct uxdp_bpf_helper tail_call_helper = {
 	.id = BPF_FUNC_tail_call, .name = "tail_call",
 	.args = { UXDP_BPF_ARG_CTX, UXDP_BPF_ARG_MAP, UXDP_BPF_ARG_ANY },
-	.ret = UXDP_BPF_RET_INT,
+	/* The kernel's RET_VOID: r0 is not readable after it (a tail call
+	 * that falls through leaves it as it was). */
+	.ret = UXDP_BPF_RET_VOID,
 };
 
 static const struct uxdp_bpf_helper *helper_of(const struct env *e,
@@ -402,7 +410,7 @@ static int check_insns(struct env *e)
 	e->iflags[0] |= I_SUBSTART;
 	for (i = 0; i < e->len; i++) {
 		const struct bpf_insn *in = &e->insns[i];
-		const char *why;
+		const char *why, *hn;
 		char name[64];
 		int64_t t;
 
@@ -427,12 +435,15 @@ static int check_insns(struct env *e)
 		if (in->src_reg == 0) {
 			if (helper_of(e, (uint32_t)in->imm))
 				continue;
-			/* "helper sk_lookup_tcp", "helper 999" */
-			uxdp_bpf_helper_name((uint32_t)in->imm, name,
-					     sizeof(name));
+			/* "helper sk_lookup_tcp", "helper 999": the name
+			 * is the table's, or written to the buffer. */
+			hn = uxdp_bpf_helper_name((uint32_t)in->imm, name,
+						  sizeof(name));
+			if (!strncmp(hn, "bpf_", 4))
+				hn += 4;
 			return insn_fail(e, i, "%s%s is not supported",
-					 strncmp(name, "helper ", 7) ?
-					 "helper " : "", name);
+					 strncmp(hn, "helper ", 7) ?
+					 "helper " : "", hn);
 		}
 		t = (int64_t)i + 1 + in->imm;
 		if (t < 0 || t >= e->len)
@@ -884,7 +895,17 @@ static uint64_t widen_up(const struct env *e, uint64_t x)
 
 /* @d = @d join @s (widened, with @e: what changes goes up to a threshold
  * or to the top of its kind); whether @d changed. */
-static bool reg_join(const struct env *e, struct reg *d, const struct reg *s)
+/* Whether @r is a prog array, or one of several (MAP_PROG_ANY). */
+static bool is_prog_arrays(const struct env *env, const struct reg *r)
+{
+	return r->type == CONST_MAP &&
+	       (r->map == MAP_PROG_ANY ||
+		env->b->maps[r->map].type == BPF_MAP_TYPE_PROG_ARRAY);
+}
+
+/* @d join @s; @e (widening) may be NULL, @env is the pass's. */
+static bool reg_join(const struct env *e, const struct env *env,
+		     struct reg *d, const struct reg *s)
 {
 	struct reg r;
 
@@ -921,6 +942,17 @@ static bool reg_join(const struct env *e, struct reg *d, const struct reg *s)
 				r.frame = FRAME_ANY;
 			if (e)
 				r = untracked(r);
+			break;
+		case CONST_MAP:
+			/* Two prog arrays: clang merges the tail calls of
+			 * branches into one call (the kernel's verifier
+			 * takes it too, poisoning the call's map). */
+			if (is_prog_arrays(env, d) && is_prog_arrays(env, s)) {
+				r = *d;
+				r.map = MAP_PROG_ANY;
+				break;
+			}
+			r = unknown();
 			break;
 		default:
 			/* ctx at two offsets, two maps, two lookups */
@@ -1155,14 +1187,15 @@ static uint32_t groups_make(struct env *ids, bool widen, struct pkt_group *g,
 }
 
 /* @d join @s at one place, as its group says. */
-static bool reg_join_pkt(const struct env *e, struct pkt_group *g, uint32_t n,
-			 struct reg *d, const struct reg *s)
+static bool reg_join_pkt(const struct env *e, const struct env *env,
+			 struct pkt_group *g, uint32_t n, struct reg *d,
+			 const struct reg *s)
 {
 	struct pkt_group *x;
 	struct reg r;
 
 	if (!groupable(d, s))
-		return reg_join(e, d, s);
+		return reg_join(e, env, d, s);
 	x = group_of(g, n, d, s);
 	r = *d;
 	if (!x || !x->ok) {
@@ -1190,7 +1223,7 @@ static bool ws_join(const struct env *e, struct env *ids, struct wstate *d,
 
 	ng = groups_make(ids, e != NULL, groups, d, s);
 	for (r = 0; r < NREGS; r++)
-		changed |= reg_join_pkt(e, groups, ng, &d->regs[r],
+		changed |= reg_join_pkt(e, ids, groups, ng, &d->regs[r],
 					&s->regs[r]);
 	if ((d->flags | s->flags) != d->flags) {
 		d->flags |= s->flags;
@@ -1205,7 +1238,8 @@ static bool ws_join(const struct env *e, struct env *ids, struct wstate *d,
 		for (m = both; m; m &= m - 1) {
 			uint32_t n = (uint32_t)__builtin_ctzll(m);
 
-			changed |= reg_join_pkt(e, groups, ng, &d->slot[f][n],
+			changed |= reg_join_pkt(e, ids, groups, ng,
+						&d->slot[f][n],
 						&s->slot[f][n]);
 		}
 	}
@@ -2250,11 +2284,27 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 				map = -2;
 				break;
 			}
+			if (r->map == MAP_PROG_ANY) {
+				if (id != BPF_FUNC_tail_call &&
+				    REFUSE(e, i, "R%u is one of several prog "
+					   "arrays: only tail_call takes "
+					   "one", a + 1))
+					return -EINVAL;
+				map = -2;
+				break;
+			}
 			map = r->map;
 			if (id == BPF_FUNC_tail_call &&
 			    e->b->maps[map].type != BPF_MAP_TYPE_PROG_ARRAY &&
 			    REFUSE(e, i, "tail call through map %s, not a "
 				   "prog_array", map_name(e, map)))
+				return -EINVAL;
+			/* The kernel's check_map_func_compatibility. */
+			if (id != BPF_FUNC_tail_call &&
+			    e->b->maps[map].type == BPF_MAP_TYPE_PROG_ARRAY &&
+			    REFUSE(e, i, "%s on map %s, a prog_array: only "
+				   "tail_call takes one", name,
+				   map_name(e, map)))
 				return -EINVAL;
 			break;
 		case UXDP_BPF_ARG_KEY:
@@ -2342,6 +2392,8 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 		w->regs[0] = ptr(PTR_MAP_VALUE_OR_NULL, 0);
 		w->regs[0].map = (uint16_t)map;
 		w->regs[0].id = i + 1;
+	} else if (h->ret == UXDP_BPF_RET_VOID) {
+		w->regs[0] = ptr(NOT_INIT, 0);
 	} else {
 		w->regs[0] = unknown();
 	}

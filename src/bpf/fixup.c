@@ -101,7 +101,8 @@ static int rewrite(const struct uxdp_bpf_build *b, const struct uxdp_bpf_aux *x,
 			return 0;
 		m = &b->maps[in->imm];
 		if (in->src_reg == BPF_PSEUDO_MAP_IDX)
-			set_imm64(out, (uint64_t)(uintptr_t)m->map);
+			set_imm64(out, (uint64_t)(uintptr_t)
+				  (m->lddw ? m->lddw : m->map));
 		else
 			set_imm64(out, (uint64_t)(uintptr_t)
 				  (m->values + (uint32_t)in[1].imm));

@@ -652,7 +652,7 @@ const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len)
 
 /* What the kernel lets XDP programs call that uxdp brings in part 2. */
 static const uint16_t part2_ids[] = {
-	BPF_FUNC_tail_call, BPF_FUNC_redirect, BPF_FUNC_perf_event_output,
+	BPF_FUNC_redirect, BPF_FUNC_perf_event_output,
 	BPF_FUNC_get_numa_node_id, BPF_FUNC_redirect_map,
 	BPF_FUNC_fib_lookup, BPF_FUNC_map_push_elem, BPF_FUNC_map_pop_elem,
 	BPF_FUNC_map_peek_elem, BPF_FUNC_spin_lock, BPF_FUNC_spin_unlock,
@@ -698,7 +698,7 @@ const char *uxdp_bpf_helper_why(uint32_t id)
 	if (uxdp_bpf_helper_get(id))
 		return "supported";
 	if (in_ids(part2_ids, ARRAY_SIZE(part2_ids), id))
-		return "not supported until part 2 of issue 14";
+		return "not supported yet (issue 15 brings it)";
 	if (in_ids(kernel_ids, ARRAY_SIZE(kernel_ids), id))
 		return "works on kernel state (sockets, syncookies, kernel "
 		       "memory) that a userspace XDP program does not have";

@@ -34,6 +34,7 @@
 #ifdef UXDP_HAVE_LIBBPF
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #define KV_LOG_SIZE	(4U << 20)
 
@@ -118,6 +119,98 @@ const char *uxdp_bpf_kverify_reason(char *log)
 
 #ifdef UXDP_HAVE_LIBBPF
 
+/*
+ * The kernel verifies a program with bpf-to-bpf calls only with BTF for
+ * its functions when one of them tail-calls ("tail_call is not allowed in
+ * subprogs without BTF"). The object's own BTF stays with libbpf, so this
+ * makes the least that says where each function starts: one static
+ * function "int fN(void *)" a function, loaded into the kernel, and a
+ * func_info record each. Returns the BTF's descriptor (0 with no calls),
+ * or a negative errno; *@info (free()) and *@n the records.
+ */
+static int kv_btf(const char *name, const struct bpf_insn *k, uint32_t len,
+		  struct bpf_func_info **info, uint32_t *n)
+{
+	struct bpf_func_info *fi;
+	struct btf *btf;
+	bool *start;
+	int i32, vp, proto, err = 0, fd;
+	uint32_t i, c = 0;
+
+	*info = NULL;
+	*n = 0;
+	start = calloc(len ? len : 1, sizeof(*start));
+	if (!start)
+		return -ENOMEM;
+	start[0] = true;
+	for (i = 0; i < len; i++) {
+		int64_t t = (int64_t)i + k[i].imm + 1;
+
+		if (k[i].code == (BPF_JMP | BPF_CALL) &&
+		    k[i].src_reg == BPF_PSEUDO_CALL && t >= 0 && t < len)
+			start[t] = true;
+		if (k[i].code == (BPF_LD | BPF_IMM | BPF_DW))
+			i++;
+	}
+	for (i = 0; i < len; i++)
+		c += start[i];
+	if (c < 2) {
+		free(start);
+		return 0;
+	}
+	fi = calloc(c, sizeof(*fi));
+	btf = btf__new_empty();
+	if (!fi || !btf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	i32 = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	vp = btf__add_ptr(btf, 0);
+	proto = btf__add_func_proto(btf, i32);
+	if (i32 < 0 || vp < 0 || proto < 0 ||
+	    btf__add_func_param(btf, "ctx", vp)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0, c = 0; i < len; i++) {
+		char fname[16];
+		int id;
+
+		if (!start[i])
+			continue;
+		snprintf(fname, sizeof(fname), "f%u", c);
+		id = btf__add_func(btf, fname, BTF_FUNC_STATIC, proto);
+		if (id < 0) {
+			err = -ENOMEM;
+			goto out;
+		}
+		fi[c].insn_off = i;
+		fi[c].type_id = (uint32_t)id;
+		c++;
+	}
+	if (btf__load_into_kernel(btf)) {
+		err = uxdp_fail(errno, "prog %s: kernel verify: the kernel "
+				"takes no BTF for its functions: %s", name,
+				strerror(errno));
+		goto out;
+	}
+	/* The descriptor outlives the btf object: it is the caller's. */
+	fd = dup(btf__fd(btf));
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	*info = fi;
+	*n = c;
+	fi = NULL;
+	err = fd;
+out:
+	btf__free(btf);
+	free(fi);
+	free(start);
+	return err;
+}
+
 int uxdp_bpf_kverify(const char *name, const char *section,
 		     uint32_t attach_type, const struct bpf_insn *insns,
 		     uint32_t len, const struct uxdp_bpf_build_map *maps,
@@ -125,11 +218,12 @@ int uxdp_bpf_kverify(const char *name, const char *section,
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = (enum bpf_attach_type)attach_type);
+	struct bpf_func_info *finfo = NULL;
 	struct bpf_insn *k = NULL;
 	char kname[16], *log = NULL;
 	struct utsname u;
-	int *fds, err = 0, fd;
-	uint32_t i;
+	int *fds, err = 0, fd, btf_fd = -1;
+	uint32_t i, nfinfo = 0;
 
 	fds = malloc((nmaps ? nmaps : 1) * sizeof(*fds));
 	k = malloc((len ? len : 1) * sizeof(*k));
@@ -173,6 +267,17 @@ int uxdp_bpf_kverify(const char *name, const char *section,
 		goto out;
 	if (section && !strncmp(section, "xdp.frags", 9))
 		o.prog_flags = BPF_F_XDP_HAS_FRAGS;
+	btf_fd = kv_btf(name, k, len, &finfo, &nfinfo);
+	if (btf_fd < 0) {
+		err = btf_fd;
+		goto out;
+	}
+	if (btf_fd > 0) {
+		o.prog_btf_fd = btf_fd;
+		o.func_info = finfo;
+		o.func_info_cnt = nfinfo;
+		o.func_info_rec_size = sizeof(*finfo);
+	}
 	snprintf(kname, sizeof(kname), "%.15s", name);
 	for (char *c = kname; *c; c++)
 		if (!isalnum((unsigned char)*c))
@@ -207,6 +312,9 @@ int uxdp_bpf_kverify(const char *name, const char *section,
 			"it (%s): %s", name, u.release, strerror(err),
 			log[0] ? uxdp_bpf_kverify_reason(log) : "no log");
 out:
+	if (btf_fd > 0)
+		close(btf_fd);
+	free(finfo);
 	for (i = 0; fds && i < nmaps; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

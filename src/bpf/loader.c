@@ -36,6 +36,7 @@
 #include "loader.h"
 
 #ifdef UXDP_HAVE_LIBBPF
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #endif
 
@@ -73,6 +74,12 @@ struct kfunc_call {
 	char *name;
 };
 
+/* A prog_array's slot the object sets at load: a program as its static
+ * initialiser names it (".values = { [1] = &prog }", in .rel.maps). */
+struct prog_slot {
+	uint32_t map, slot, prog;
+};
+
 struct uxdp_bpf_object {
 	uint32_t refcnt;		/* the handle + each live program */
 	enum obj_state state;
@@ -90,6 +97,8 @@ struct uxdp_bpf_object {
 	struct uxdp_bpf_core_fails core;
 	struct kfunc_call *kfuncs;
 	uint32_t nkfuncs;
+	struct prog_slot *slots;
+	uint32_t nslots;
 };
 
 /* ---- references ---------------------------------------------------------- */
@@ -115,6 +124,7 @@ static void obj_free(struct uxdp_bpf_object *obj)
 	for (i = 0; i < obj->nkfuncs; i++)
 		free(obj->kfuncs[i].name);
 	free(obj->kfuncs);
+	free(obj->slots);
 	uxdp_bpf_core_fails_free(&obj->core);
 	free(obj->name);
 	free(obj);
@@ -317,6 +327,11 @@ UXDP_EXPORT void uxdp_bpf_object_close(struct uxdp_bpf_object *obj)
 	for (i = 0; i < obj->nmaps; i++) {
 		obj->maps[i]->init = NULL;
 		obj->maps[i]->init_size = 0;
+		/* The kernel empties a prog array when its last user
+		 * reference goes: here the object's handle. A program in
+		 * its own object's array would otherwise hold the object
+		 * for ever. */
+		uxdp_bpf_prog_array_clear(obj->maps[i]);
 	}
 	/* The programs' references go; each that is still attached or held
 	 * keeps the object (its maps) until its own last reference. */
@@ -585,6 +600,210 @@ static int maps_take(struct uxdp_bpf_object *obj)
 	return 0;
 }
 
+/* A BTF type past its modifiers and typedefs (a bounded walk: the BTF
+ * was checked, but a loop of typedefs is not the walk's to follow). */
+static const struct btf_type *btf_skip_mods(const struct btf *btf,
+					    uint32_t id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	int n;
+
+	for (n = 0; t && n < 32; n++) {
+		if (!btf_is_mod(t) && !btf_is_typedef(t))
+			return t;
+		t = btf__type_by_id(btf, t->type);
+	}
+	return NULL;
+}
+
+/* Where @map's initialiser starts in .maps: its variable's offset and its
+ * "values" member's. -1 if the BTF does not say. */
+static int64_t map_values_off(const struct btf *btf, int datasec,
+			      const char *map, uint64_t *var_end)
+{
+	const struct btf_type *sec = btf__type_by_id(btf, (uint32_t)datasec);
+	const struct btf_var_secinfo *vi = btf_var_secinfos(sec);
+	uint32_t i, j;
+
+	for (i = 0; i < btf_vlen(sec); i++, vi++) {
+		const struct btf_type *var = btf__type_by_id(btf, vi->type);
+		const struct btf_type *st;
+		const struct btf_member *m;
+		const char *name;
+
+		if (!var || !btf_is_var(var))
+			continue;
+		name = btf__name_by_offset(btf, var->name_off);
+		if (!name || strcmp(name, map))
+			continue;
+		st = btf_skip_mods(btf, var->type);
+		if (!st || !btf_is_struct(st))
+			return -1;
+		m = btf_members(st);
+		for (j = 0; j < btf_vlen(st); j++, m++) {
+			const char *mn = btf__name_by_offset(btf, m->name_off);
+
+			if (mn && !strcmp(mn, "values")) {
+				*var_end = (uint64_t)vi->offset + vi->size;
+				return (int64_t)vi->offset +
+				       btf_member_bit_offset(st, j) / 8;
+			}
+		}
+		return -1;
+	}
+	return -1;
+}
+
+/*
+ * The static initialisers of prog arrays: relocations in .rel.maps, each
+ * a pointer in a map's "values" array to a program's function symbol.
+ * libbpf reads them too (and fills the slots when it loads, which uxdp
+ * does not ask of it); here they are checked again (the file is
+ * untrusted), and remembered for uxdp's load. An initialiser of another
+ * map type (of-maps) is left for the map's own refusal.
+ */
+static int slots_take(struct uxdp_bpf_object *obj,
+		      const struct uxdp_bpf_elf *e, uint32_t relsec)
+{
+	const struct btf *btf = bpf_object__btf(obj->lobj);
+	int datasec;
+	uint32_t i, k;
+
+	for (i = relsec; i && i < e->nsec; i = 0) {
+		const Elf64_Shdr *sh = &e->sh[i];
+		const Elf64_Rel *rel;
+		uint64_t n, j;
+		datasec = btf ? btf__find_by_name_kind(btf, ".maps",
+						       BTF_KIND_DATASEC) : -1;
+		rel = (const Elf64_Rel *)(e->data + sh->sh_offset);
+		n = sh->sh_size / sizeof(*rel);
+		for (j = 0; j < n; j++) {
+			uint32_t symi = (uint32_t)ELF64_R_SYM(rel[j].r_info);
+			const Elf64_Sym *sym;
+			struct uxdp_bpf_map *m = NULL;
+			struct prog_slot *ns;
+			uint64_t end = 0;
+			int64_t voff = -1;
+
+			if (symi >= e->nsyms || datasec < 0)
+				return uxdp_fail(EINVAL, "%s: .maps: relocation "
+						 "%llu: symbol %u of %u, or no "
+						 "BTF for .maps", obj->name,
+						 (unsigned long long)j, symi,
+						 e->nsyms);
+			sym = &e->syms[symi];
+			for (k = 0; k < obj->nmaps && voff < 0; k++) {
+				if (obj->maps[k]->internal)
+					continue;
+				voff = map_values_off(btf, datasec,
+						      obj->maps[k]->name, &end);
+				if (voff >= 0 &&
+				    (rel[j].r_offset < (uint64_t)voff ||
+				     rel[j].r_offset >= end))
+					voff = -1;
+				if (voff >= 0)
+					m = obj->maps[k];
+			}
+			if (!m)
+				return uxdp_fail(EINVAL, "%s: .maps: relocation "
+						 "%llu at %llu is in no map's "
+						 "values", obj->name,
+						 (unsigned long long)j,
+						 (unsigned long long)
+						 rel[j].r_offset);
+			if (m->type != BPF_MAP_TYPE_PROG_ARRAY)
+				continue;
+			ns = realloc(obj->slots, (obj->nslots + 1) *
+				     sizeof(*ns));
+			if (!ns)
+				return uxdp_fail(ENOMEM, "%s: out of memory",
+						 obj->name);
+			obj->slots = ns;
+			ns = &ns[obj->nslots];
+			ns->map = m->idx;
+			ns->slot = (uint32_t)MIN((rel[j].r_offset -
+						  (uint64_t)voff) / 8,
+						 UINT32_MAX);
+			if ((rel[j].r_offset - (uint64_t)voff) % 8 ||
+			    ns->slot >= m->max_entries)
+				return uxdp_fail(EINVAL, "%s: map %s: an "
+						 "initialiser at byte %llu of "
+						 "its values: not slot 0..%u",
+						 obj->name, m->name,
+						 (unsigned long long)
+						 (rel[j].r_offset -
+						  (uint64_t)voff),
+						 m->max_entries - 1);
+			for (k = 0; k < obj->nprogs; k++)
+				if (obj->progs[k].sec >= 0 &&
+				    (uint32_t)obj->progs[k].sec ==
+				    sym->st_shndx &&
+				    obj->progs[k].sec_off == sym->st_value / 8)
+					break;
+			if (k == obj->nprogs || ELF64_ST_TYPE(sym->st_info) !=
+			    STT_FUNC)
+				return uxdp_fail(EINVAL, "%s: map %s: slot %u "
+						 "names %s, no program of the "
+						 "object", obj->name, m->name,
+						 ns->slot,
+						 uxdp_bpf_elf_sym_name(e, sym));
+			ns->prog = k;
+			obj->nslots++;
+		}
+	}
+	return 0;
+}
+
+/*
+ * libbpf 1.1 fills prog arrays' slots itself at load, and refuses to in
+ * gen_loader mode (the whole load fails): the relocations of .maps are
+ * hidden from it (the section's type made SHT_NULL, which it skips) and
+ * read by slots_take() instead. The section's index, or 0.
+ */
+static uint32_t maps_rel_hide(struct uxdp_bpf_elf *e)
+{
+	int sec = uxdp_bpf_elf_find_sec(e, ".maps");
+	uint32_t i;
+
+	for (i = 1; sec > 0 && i < e->nsec; i++) {
+		Elf64_Shdr *sh = (Elf64_Shdr *)&e->sh[i];
+
+		if (sh->sh_type == SHT_REL && sh->sh_info == (uint32_t)sec) {
+			sh->sh_type = SHT_NULL;
+			return i;
+		}
+	}
+	return 0;
+}
+
+/* After the programs: the prog arrays' initialisers (libbpf's order). A
+ * slot naming a program that is not loaded fails the load, as libbpf's
+ * update of its slot with no file descriptor does. */
+static int obj_init_slots(struct uxdp_bpf_object *obj)
+{
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < obj->nslots; i++) {
+		const struct prog_slot *ps = &obj->slots[i];
+		struct uxdp_bpf_map *m = obj->maps[ps->map];
+		struct uxdp_bpf_program *p = &obj->progs[ps->prog];
+
+		if (!m->created)
+			continue;
+		if (!p->prog)
+			return uxdp_fail(EBADF, "%s: map %s: slot %u is prog "
+					 "%s, which is not loaded (autoload "
+					 "off, or not XDP)", obj->name,
+					 m->name, ps->slot, p->name);
+		err = uxdp_bpf_prog_array_set(m, ps->slot,
+					      uxdp_prog_get(p->prog));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static struct uxdp_bpf_object *obj_open(uint8_t *elf, size_t size,
 					char *name,
 					const struct uxdp_bpf_object_opts *opts)
@@ -593,6 +812,7 @@ static struct uxdp_bpf_object *obj_open(uint8_t *elf, size_t size,
 	struct uxdp_bpf_object *obj;
 	struct uxdp_bpf_elf e;
 	libbpf_print_fn_t old;
+	uint32_t relmaps;
 	char why[256];
 	int err;
 
@@ -615,6 +835,7 @@ static struct uxdp_bpf_object *obj_open(uint8_t *elf, size_t size,
 	if (err)
 		goto fail_elf;
 	lopts.object_name = name;
+	relmaps = maps_rel_hide(&e);
 	old = lbpf_begin();
 	obj->lobj = bpf_object__open_mem(elf, size, &lopts);
 	err = obj->lobj ? 0 : -errno;
@@ -622,6 +843,8 @@ static struct uxdp_bpf_object *obj_open(uint8_t *elf, size_t size,
 		err = progs_take(obj, &e);
 	if (!err)
 		err = maps_take(obj);
+	if (!err)
+		err = slots_take(obj, &e, relmaps);
 	lbpf_end(old, why, sizeof(why));
 	if (!obj->lobj) {
 		err = uxdp_fail(EINVAL, "%s: libbpf cannot open it: %s", name,
@@ -859,8 +1082,8 @@ static int obj_create_maps(struct uxdp_bpf_object *obj)
 						"map %s (type %s): not "
 						"supported yet (uxdp has "
 						"array, percpu_array, the "
-						"four hashes and global "
-						"data)", m->name,
+						"four hashes, prog_array "
+						"and global data)", m->name,
 						uxdp_bpf_map_type_str(m->type,
 							tb, sizeof(tb)));
 				used[insn->imm] = true;
@@ -945,7 +1168,10 @@ static int prog_scan(const struct uxdp_bpf_object *obj,
 				return insn_fail(EOPNOTSUPP, p, i, "%s",
 					obj->core.reasons[id -
 						UXDP_BPF_CORE_POISON]);
-			if (!uxdp_bpf_helper_get(id))
+			/* bpf_tail_call is the engines' own (the safety
+			 * pass and the fixups know it), no helper. */
+			if (id != BPF_FUNC_tail_call &&
+			    !uxdp_bpf_helper_get(id))
 				return insn_fail(EOPNOTSUPP, p, i,
 						 "helper %s (%u): %s",
 						 uxdp_bpf_helper_name(id, nb,
@@ -968,7 +1194,7 @@ static int prog_scan(const struct uxdp_bpf_object *obj,
 			return insn_fail(EOPNOTSUPP, p, i, "a callback "
 					 "function (bpf_loop, bpf_timer, "
 					 "for_each_map_elem): not supported "
-					 "until part 2 of issue 14");
+					 "yet (issue 15 brings it)");
 		default:
 			return insn_fail(EINVAL, p, i, "lddw with src %u (a "
 					 "map by file descriptor is the "
@@ -1002,8 +1228,10 @@ static int obj_load_progs(struct uxdp_bpf_object *obj)
 	for (i = 0; i < obj->nmaps; i++) {
 		uxdp_bpf_map_build(obj->maps[i], &bm[i]);
 		/* A map left out is no map: no program refers to it. */
-		if (!obj->maps[i]->created)
+		if (!obj->maps[i]->created) {
 			bm[i].map = NULL;
+			bm[i].lddw = NULL;
+		}
 	}
 	for (i = 0; i < obj->nprogs && !err; i++) {
 		struct uxdp_bpf_program *p = &obj->progs[i];
@@ -1018,7 +1246,9 @@ static int obj_load_progs(struct uxdp_bpf_object *obj)
 			/* cpu v4 as the kernel since 6.6 accepts it. */
 			.flags = UXDP_BPF_BUILD_F_V4 |
 				 (p->attach_type == BPF_XDP_DEVMAP ?
-				  UXDP_BPF_BUILD_F_EGRESS : 0),
+				  UXDP_BPF_BUILD_F_EGRESS : 0) |
+				 (!strncmp(p->section, "xdp.frags", 9) ?
+				  UXDP_BPF_BUILD_F_FRAGS : 0),
 			.budget = obj->budget,
 		};
 
@@ -1053,8 +1283,12 @@ UXDP_EXPORT int uxdp_bpf_object_load(struct uxdp_bpf_object *obj)
 		err = obj_create_maps(obj);
 	if (!err)
 		err = obj_load_progs(obj);
+	if (!err)
+		err = obj_init_slots(obj);
 	if (err) {
 		obj->state = OBJ_FAILED;
+		for (i = 0; i < obj->nmaps; i++)
+			uxdp_bpf_prog_array_clear(obj->maps[i]);
 		for (i = 0; i < obj->nprogs; i++) {
 			struct uxdp_prog *prog = obj->progs[i].prog;
 

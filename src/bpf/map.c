@@ -7,8 +7,11 @@
  */
 #include "../internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <urcu/urcu-memb.h>
 
 #include "bpf_internal.h"
 #include "map_types.h"
@@ -123,6 +126,8 @@ void uxdp_bpf_map_build(struct uxdp_bpf_map *map,
 	out->value_size = map->value_size;
 	out->max_entries = map->max_entries;
 	out->map = map;
+	out->lddw = map->created && map->ops->map_lddw ?
+		    map->ops->map_lddw(map) : map;
 	out->values = map->values;
 	out->values_size = map->values_size;
 	out->rdonly = !!(map->map_flags & BPF_F_RDONLY_PROG);
@@ -139,6 +144,31 @@ uint32_t uxdp_bpf_map_gen_lookup(const struct uxdp_bpf_build_map *m,
 	    !map->ops->map_gen_lookup)
 		return 0;
 	return map->ops->map_gen_lookup(map, key, insn);
+}
+
+/* A fork while a family has retired memory waiting: liburcu's call_rcu
+ * thread does not survive into the child, whose retired memory would then
+ * never be freed (and test_bpf_load's seccomp child once waited for
+ * ever). The flavour's fork hooks stop it before and restart it in both
+ * processes after; liburcu leaves installing them to the application, so
+ * the first family that needs them does it for every later fork. */
+static pthread_once_t rcu_atfork_once = PTHREAD_ONCE_INIT;
+static int rcu_atfork_err;
+
+static void rcu_atfork(void)
+{
+	rcu_atfork_err = pthread_atfork(urcu_memb_call_rcu_before_fork,
+					urcu_memb_call_rcu_after_fork_parent,
+					urcu_memb_call_rcu_after_fork_child);
+}
+
+int uxdp_bpf_rcu_prepare(const char *map)
+{
+	pthread_once(&rcu_atfork_once, rcu_atfork);
+	if (rcu_atfork_err)
+		return uxdp_fail(rcu_atfork_err, "map %s: pthread_atfork: %s",
+				 map, strerror(rcu_atfork_err));
+	return 0;
 }
 
 /* ---- the control plane ----------------------------------------------------- */

@@ -211,25 +211,6 @@ static void elem_retire(struct htab_elem *e)
 	urcu_memb_call_rcu(&e->rcu, elem_free_rcu);
 }
 
-/*
- * A fork while tables exist: liburcu's call_rcu thread does not survive
- * into the child, whose retired elements would then never be freed (and
- * with resizing tables, whose first destroy waited forever for the
- * resize thread: test_bpf_load's seccomp child did). The flavour's fork
- * hooks stop it before and restart it in both processes after; liburcu
- * leaves installing them to the application, so the first table does it
- * for every later fork.
- */
-static pthread_once_t htab_atfork_once = PTHREAD_ONCE_INIT;
-static int htab_atfork_err;
-
-static void htab_atfork(void)
-{
-	htab_atfork_err = pthread_atfork(urcu_memb_call_rcu_before_fork,
-					 urcu_memb_call_rcu_after_fork_parent,
-					 urcu_memb_call_rcu_after_fork_child);
-}
-
 static int htab_map_alloc_check(const struct uxdp_bpf_map *m)
 {
 	if (m->map_flags & ~HTAB_CREATE_FLAGS)
@@ -281,6 +262,7 @@ static int htab_map_alloc(struct uxdp_bpf_map *m)
 {
 	struct htab *h = to_htab(m);
 	unsigned long init, max;
+	int err;
 
 	h->key_stride = (m->key_size + 7) & ~7U;
 	h->value_stride = (m->value_size + 7) & ~7U;
@@ -307,10 +289,9 @@ static int htab_map_alloc(struct uxdp_bpf_map *m)
 	 * reader first, as every later call on the table needs. */
 	if (!xdp_cpu_get())
 		return uxdp_fail(ENOMEM, "map %s: out of memory", m->name);
-	pthread_once(&htab_atfork_once, htab_atfork);
-	if (htab_atfork_err)
-		return uxdp_fail(htab_atfork_err, "map %s: pthread_atfork: %s",
-				 m->name, strerror(htab_atfork_err));
+	err = uxdp_bpf_rcu_prepare(m->name);
+	if (err)
+		return err;
 	h->ht = cds_lfht_new_flavor(init, init, max, 0, &urcu_memb_flavor,
 				    NULL);
 	if (!h->ht)

@@ -15,6 +15,7 @@
  */
 #include "../internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -45,7 +46,82 @@ struct bpf_loaded {
 	/* A map of the object hands out elements freed after a grace
 	 * period (uxdp_bpf_map_ops.rcu_reader): every run is a reader. */
 	bool rcu;
+	bool frags;				/* xdp.frags */
+	/* The registry of ids (prog_ids), for prog arrays' values. */
+	uint32_t id;				/* 0: not registered */
+	struct uxdp_prog *prog;
+	struct bpf_loaded *next, **pprev;
 };
+
+/*
+ * Program ids: every loaded eBPF program has one, unique in the process
+ * and never reused (the kernel's prog ids), which a prog array's control
+ * plane takes and gives back. The registry is for the control plane only
+ * (a mutex, a list): no run touches it.
+ */
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bpf_loaded *ids_head;
+static uint32_t ids_next = 1;
+
+static int id_register(struct bpf_loaded *lp, struct uxdp_prog *prog)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&ids_lock);
+	if (!ids_next) {
+		err = uxdp_fail(ENOSPC, "prog %s: 2^32 - 1 programs loaded: "
+				"no id left", prog->name);
+	} else {
+		lp->id = ids_next++;
+		lp->prog = prog;
+		lp->next = ids_head;
+		lp->pprev = &ids_head;
+		if (ids_head)
+			ids_head->pprev = &lp->next;
+		ids_head = lp;
+	}
+	pthread_mutex_unlock(&ids_lock);
+	return err;
+}
+
+static void id_unregister(struct bpf_loaded *lp)
+{
+	if (!lp->id)
+		return;
+	pthread_mutex_lock(&ids_lock);
+	*lp->pprev = lp->next;
+	if (lp->next)
+		lp->next->pprev = lp->pprev;
+	pthread_mutex_unlock(&ids_lock);
+}
+
+UXDP_EXPORT struct uxdp_prog *uxdp_bpf_prog_get_by_id(uint32_t id)
+{
+	struct uxdp_prog *got = NULL;
+	struct bpf_loaded *lp;
+
+	pthread_mutex_lock(&ids_lock);
+	for (lp = ids_head; lp && !got; lp = lp->next) {
+		uint32_t ref;
+
+		if (lp->id != id)
+			continue;
+		/* A reference unless the last one is going (its fini waits
+		 * on the lock to take it off the list). */
+		ref = __atomic_load_n(&lp->prog->refcnt, __ATOMIC_RELAXED);
+		while (ref && !__atomic_compare_exchange_n(&lp->prog->refcnt,
+				&ref, ref + 1, false, __ATOMIC_ACQUIRE,
+				__ATOMIC_RELAXED))
+			;
+		if (ref)
+			got = lp->prog;
+		break;
+	}
+	pthread_mutex_unlock(&ids_lock);
+	if (!got)
+		errno = ENOENT;
+	return got;
+}
 
 static const char *fault_str(uint32_t fault)
 {
@@ -73,10 +149,13 @@ static inline struct prog_stats *my_stats(struct bpf_loaded *lp)
 static __attribute__((noinline, cold)) uint32_t
 prog_fault(struct bpf_loaded *lp, const struct uxdp_bpf_run *run)
 {
-	const struct uxdp_bpf_code *code = lp->code;
+	/* After a tail call the fault is in the target's code: its
+	 * instruction as linked is counted, its name printed. */
+	const struct uxdp_bpf_code *code = run->code ? run->code : lp->code;
+	bool own = code == lp->code;
 	struct prog_stats *st = my_stats(lp);
 	uint32_t at = run->fault_pc < code->len ? code->orig_idx[run->fault_pc] :
-						  lp->linked_len;
+		      own ? lp->linked_len : code->len;
 	char dis[64] = "end";
 
 	stat_inc(&st->runs);
@@ -86,6 +165,13 @@ prog_fault(struct bpf_loaded *lp, const struct uxdp_bpf_run *run)
 			 __ATOMIC_RELAXED);
 	if (__atomic_exchange_n(&lp->fault_printed, 1, __ATOMIC_RELAXED))
 		return UXDP_ABORTED;
+	if (!own) {
+		uxdp_pr(UXDP_WARN, "bpf: prog %s: in prog %s (tail-called): "
+			"insn %u: %s: the run ends as XDP_ABORTED (printed "
+			"once; uxdp_bpf_prog_info counts them)\n",
+			lp->code->name, code->name, at, fault_str(run->fault));
+		return UXDP_ABORTED;
+	}
 	if (at < lp->linked_len)
 		uxdp_bpf_insn_str_at(lp->linked, lp->linked_len, at, dis,
 				     sizeof(dis));
@@ -219,10 +305,21 @@ static bool has_local_calls(const struct uxdp_bpf_code *code)
 	return false;
 }
 
+static bool tail_calls(const struct uxdp_bpf_code *code)
+{
+	uint32_t i;
+
+	for (i = 0; i < code->len; i++)
+		if (code->insns[i].code == UXDP_BPF_OP_TAIL_CALL)
+			return true;
+	return false;
+}
+
 static void loaded_free(void *priv)
 {
 	struct bpf_loaded *lp = priv;
 
+	id_unregister(lp);
 	/* The JIT before its code (bpf_internal.h). */
 	uxdp_bpf_jit_free(lp->jit);
 	uxdp_bpf_code_free(lp->code);
@@ -257,6 +354,7 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 	for (i = 0; i < b->nmaps; i++)
 		if (b->maps[i].rcu_reader)
 			lp->rcu = true;
+	lp->frags = !!(b->flags & UXDP_BPF_BUILD_F_FRAGS);
 	/* uxdp_bpf_prepare()'s code: check_structure() bounded the calls,
 	 * check_flow() refused every read of a register not yet written. */
 	lp->code->depth_proven = true;
@@ -284,10 +382,30 @@ int uxdp_bpf_prog_new(struct uxdp_bpf_object *obj, struct uxdp_bpf_build *b,
 		loaded_free(lp);
 		return uxdp_fail(ENOMEM, "prog %s: out of memory", b->name);
 	}
+	/* Its prog arrays take programs of its kind (the kernel checks the
+	 * same when it loads a program that tail-calls). */
+	if (tail_calls(lp->code))
+		for (i = 0; i < b->nmaps; i++) {
+			if (!b->maps[i].map ||
+			    b->maps[i].type != BPF_MAP_TYPE_PROG_ARRAY)
+				continue;
+			err = uxdp_bpf_prog_array_claim(b->maps[i].map,
+							b->name, !!lp->jit,
+							lp->frags);
+			if (err) {
+				loaded_free(lp);
+				return err;
+			}
+		}
 	prog = uxdp_prog_create_ex(b->name, run, lp, loaded_free);
 	if (!prog) {
 		err = -errno;
 		loaded_free(lp);
+		return err;
+	}
+	err = id_register(lp, prog);
+	if (err) {
+		uxdp_prog_put(prog);
 		return err;
 	}
 	/* Only now: loaded_free() lets go of it. */
@@ -312,6 +430,25 @@ const struct uxdp_bpf_code *uxdp_bpf_prog_code(const struct uxdp_prog *prog)
 	const struct bpf_loaded *lp = loaded_of(prog);
 
 	return lp ? lp->code : NULL;
+}
+
+const struct uxdp_bpf_code *uxdp_bpf_prog_kind(const struct uxdp_prog *prog,
+					       bool *jit, bool *frags)
+{
+	const struct bpf_loaded *lp = loaded_of(prog);
+
+	if (!lp)
+		return NULL;
+	*jit = lp->jit != NULL;
+	*frags = lp->frags;
+	return lp->code;
+}
+
+UXDP_EXPORT uint32_t uxdp_bpf_prog_id(const struct uxdp_prog *prog)
+{
+	const struct bpf_loaded *lp = loaded_of(prog);
+
+	return lp ? lp->id : 0;
 }
 
 UXDP_EXPORT int uxdp_bpf_prog_info(const struct uxdp_prog *prog,

@@ -130,8 +130,8 @@ static struct uxdp_bpf_program *pick(const struct tbpf_prog *out,
 	return p;
 }
 
-int tbpf_try_load(const struct tbpf_spec *s, uint32_t engine,
-		  struct tbpf_prog *out, char *why, size_t len)
+static int try_load(const struct tbpf_spec *s, uint32_t engine, bool alone,
+		    struct tbpf_prog *out, char *why, size_t len)
 {
 	struct uxdp_bpf_object_opts opts = {
 		.sz = sizeof(opts),
@@ -160,7 +160,7 @@ int tbpf_try_load(const struct tbpf_spec *s, uint32_t engine,
 		return -1;
 	/* Only this one: a sibling the loader would refuse does not stand
 	 * in its way. Programs of other types are never loaded. */
-	while ((q = uxdp_bpf_object_next_program(out->obj, q)))
+	while (alone && (q = uxdp_bpf_object_next_program(out->obj, q)))
 		if (q != p &&
 		    uxdp_bpf_program_type(q) == TBPF_PROG_TYPE_XDP &&
 		    uxdp_bpf_program_set_autoload(q, false))
@@ -177,8 +177,23 @@ int tbpf_try_load(const struct tbpf_spec *s, uint32_t engine,
 	out->name = uxdp_bpf_program_name(p);
 	return 0;
 fail:
-	snprintf(why, len, "%s", tports_why(errno));
+	err = errno;
+	snprintf(why, len, "%s", tports_why(err));
+	errno = err;
 	return -1;
+}
+
+int tbpf_try_load(const struct tbpf_spec *s, uint32_t engine,
+		  struct tbpf_prog *out, char *why, size_t len)
+{
+	if (!try_load(s, engine, true, out, why, len))
+		return 0;
+	/* EBADF: a prog array's initialiser names a sibling, which must be
+	 * loaded too (as libbpf's load says): all of them, then. */
+	if (errno != EBADF)
+		return -1;
+	tbpf_close(out);
+	return try_load(s, engine, false, out, why, len);
 }
 
 int tbpf_load(const char *prog, const char *what, const struct tbpf_spec *s,
