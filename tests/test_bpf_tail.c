@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "t_helpers.h"
 
 #include <linux/bpf.h>
-#include <urcu/urcu-memb.h>
 #include <uxdp/bpf.h>
 #include <uxdp/uxdp.h>
 
@@ -65,12 +65,19 @@ static uint32_t id_of(struct uxdp_bpf_object *obj, const char *prog)
 	return id;
 }
 
+/* res[k], summed over the CPUs (a per-CPU array: the readers below run
+ * the programs from two threads). */
 static uint64_t res(struct uxdp_bpf_object *obj, uint32_t k)
 {
-	uint64_t v = 0;
+	int n = uxdp_bpf_num_possible_cpus(), c;
+	uint64_t *v = calloc((size_t)n, sizeof(*v)), sum = 0;
 
-	assert_int_equal(uxdp_bpf_map_lookup(map_of(obj, "res"), &k, &v, 0), 0);
-	return v;
+	assert_non_null(v);
+	assert_int_equal(uxdp_bpf_map_lookup(map_of(obj, "res"), &k, v, 0), 0);
+	for (c = 0; c < n; c++)
+		sum += v[c];
+	free(v);
+	return sum;
 }
 
 /* Ethernet frames of 60 bytes: IPv4/UDP, IPv4/TCP, IPv6, VLAN, ARP,
@@ -235,8 +242,15 @@ static void test_control_plane(void **state)
 		uxdp_prog_put(entry);
 		uxdp_bpf_object_close(obj);
 		/* Gone with its object, once the deleted slot's reference
-		 * has gone after its grace period; the id is not reused. */
-		urcu_memb_barrier();
+		 * has gone after its grace period (liburcu's call_rcu
+		 * thread: waited for up to 10 s); the id is not reused. */
+		for (int ms = 0; ms < 10000; ms++) {
+			p = uxdp_bpf_prog_get_by_id(id);
+			if (!p)
+				break;
+			uxdp_prog_put(p);
+			usleep(1000);
+		}
 		assert_null(uxdp_bpf_prog_get_by_id(id));
 		assert_int_equal(errno, ENOENT);
 	}

@@ -376,6 +376,7 @@ struct uxdp_bpf_build_map {
 	const char *name;
 	uint32_t type;			/* BPF_MAP_TYPE_* */
 	uint32_t key_size, value_size, max_entries;
+	uint32_t map_flags;		/* BPF_F_*, the definition's */
 	void *map;			/* the struct uxdp_bpf_map */
 	void *lddw;			/* what lddw src 5 becomes (NULL: map) */
 	uint8_t *values;		/* array-like: the value area, contiguous */
@@ -722,6 +723,23 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_percpu_hash_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_lru_hash_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_lru_percpu_hash_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_prog_array_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_lpm_trie_ops;
+
+/*
+ * ThreadSanitizer sees none of liburcu's own ordering (the library is not
+ * built for it): not the hand-off of retired memory to its call_rcu
+ * thread, nor a lock-free table's publication of a node. Whoever hands
+ * memory over releases it first; the callback (or the reader) acquires it.
+ */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define uxdp_tsan_release(p)	__tsan_release(p)
+#define uxdp_tsan_acquire(p)	__tsan_acquire(p)
+#else
+#define uxdp_tsan_release(p)	do { (void)(p); } while (0)
+#define uxdp_tsan_acquire(p)	do { (void)(p); } while (0)
+#endif
 
 /*
  * liburcu's call_rcu() for a family that retires memory with it: its

@@ -120,22 +120,10 @@ static inline uint32_t this_cpu(void)
 	return xdp_thread_index() % UXDP_BPF_NR_CPUS;
 }
 
-#if defined(__SANITIZE_THREAD__)
-/*
- * TSan sees none of liburcu's own ordering (the library is not built for
- * it): not the table's publication of a node (a release there, an acquire
- * in the readers' match), not the hand-off to its call_rcu thread. An
- * element's writer releases it before the table or call_rcu gets it; a
- * reader and the freeing callback acquire it.
- */
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#define elem_release(e)		__tsan_release(e)
-#define elem_acquire(e)		__tsan_acquire(e)
-#else
-#define elem_release(e)		do { } while (0)
-#define elem_acquire(e)		do { } while (0)
-#endif
+/* An element's writer releases it before the table or call_rcu gets it;
+ * a reader and the freeing callback acquire it (bpf_internal.h). */
+#define elem_release(e)		uxdp_tsan_release(e)
+#define elem_acquire(e)		uxdp_tsan_acquire(e)
 
 /* ---- hashing ----------------------------------------------------------- */
 

@@ -68,6 +68,7 @@ static void prog_put_rcu(struct rcu_head *head)
 {
 	struct prog_put *pp = caa_container_of(head, struct prog_put, rcu);
 
+	uxdp_tsan_acquire(pp);
 	xdp_rcu_after_grace();
 	uxdp_prog_put(pp->prog);
 	free(pp);
@@ -221,10 +222,13 @@ static int pa_set(struct prog_array *pa, uint32_t idx, struct uxdp_prog *prog,
 	}
 	if (!old)
 		return 0;
-	if (pp) {
+	/* liburcu's call_rcu is for registered reader threads: the writer
+	 * is made one (once; out of memory, it waits itself). */
+	if (pp && xdp_cpu_get()) {
 		pp->prog = old;
+		uxdp_tsan_release(pp);
 		urcu_memb_call_rcu(&pp->rcu, prog_put_rcu);
-	} else if (!xdp_synchronize("prog_array")) {
+	} else if (free(pp), !xdp_synchronize("prog_array")) {
 		uxdp_prog_put(old);
 	}
 	return 0;

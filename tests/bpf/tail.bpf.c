@@ -14,10 +14,18 @@
  *	res[4]	fall-throughs seen by tail_entry
  *	res[5]	runs of tail_dyn
  *	res[6]	runs of tail_sub
+ *
+ * (res is per CPU, read summed.)
  */
 #include "corpus.h"
 
-RESULTS(res, 8)
+/* Per CPU: test_bpf_tail runs the programs from two threads at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 8);
+	__type(key, __u32);
+	__type(value, __u64);
+} res SEC(".maps");
 
 static __always_inline void bump(__u32 k)
 {
