@@ -1056,6 +1056,51 @@ static unsigned int hash_diff(const char *oname, const char *where,
  * Every array and hash of @uobj against the kernel's map of the same name
  * in @kobj: the number of differences (the first of each map printed).
  */
+/* An LPM trie: the same keys in the same order (get_next_key's, the
+ * kernel's post-order), each with the same value. */
+static unsigned int trie_diff(const char *oname, const char *where,
+			      const struct uxdp_bpf_map *m, int fd)
+{
+	uint32_t ks = uxdp_bpf_map_key_size(m), vs = uxdp_bpf_map_value_size(m);
+	uint8_t *kk = calloc(4, ks), *uk = kk + ks, *kn = uk + ks,
+		*un = kn + ks, *kv = calloc(2, vs), *uv = kv + vs;
+	const char *name = uxdp_bpf_map_name(m);
+	unsigned int bad = 0, i;
+	int ke, ue;
+
+	assert_true(kk && kv);
+	ke = bpf_map_get_next_key(fd, NULL, kn) ? -errno : 0;
+	ue = uxdp_bpf_map_get_next_key(m, NULL, un);
+	for (i = 0;; i++) {
+		if (ke != ue || (!ke && memcmp(kn, un, ks))) {
+			printf("DIFFERENCE %s %s: lpm trie %s, key %u of the "
+			       "iteration: kernel %d, uxdp %d%s\n", oname,
+			       where, name, i, ke, ue, ke || ue ? "" :
+			       " (other keys)");
+			bad = 1;
+			break;
+		}
+		if (ke)
+			break;
+		ke = bpf_map_lookup_elem(fd, kn, kv) ? -errno : 0;
+		ue = uxdp_bpf_map_lookup(m, un, uv, 0);
+		if (ke || ue || memcmp(kv, uv, vs)) {
+			printf("DIFFERENCE %s %s: lpm trie %s, key %u: lookup "
+			       "kernel %d, uxdp %d, or the values differ\n",
+			       oname, where, name, i, ke, ue);
+			bad = 1;
+			break;
+		}
+		memcpy(kk, kn, ks);
+		memcpy(uk, un, ks);
+		ke = bpf_map_get_next_key(fd, kk, kn) ? -errno : 0;
+		ue = uxdp_bpf_map_get_next_key(m, uk, un);
+	}
+	free(kk);
+	free(kv);
+	return bad;
+}
+
 /* The name of the program with kernel id @id in @kobj, or NULL. */
 static const char *kernel_prog_by_id(struct bpf_object *kobj, uint32_t id)
 {
@@ -1125,7 +1170,8 @@ static unsigned int maps_diff(const char *oname, const char *where,
 		if (type != BPF_MAP_TYPE_ARRAY && !percpu &&
 		    type != BPF_MAP_TYPE_HASH &&
 		    type != BPF_MAP_TYPE_PERCPU_HASH &&
-		    type != BPF_MAP_TYPE_PROG_ARRAY)
+		    type != BPF_MAP_TYPE_PROG_ARRAY &&
+		    type != BPF_MAP_TYPE_LPM_TRIE)
 			continue;
 		km = bpf_object__find_map_by_name(kobj, name);
 		fd = km ? bpf_map__fd(km) : -1;
@@ -1137,6 +1183,10 @@ static unsigned int maps_diff(const char *oname, const char *where,
 		}
 		if (type == BPF_MAP_TYPE_PROG_ARRAY) {
 			bad += slots_diff(oname, where, m, kobj, fd);
+			continue;
+		}
+		if (type == BPF_MAP_TYPE_LPM_TRIE) {
+			bad += trie_diff(oname, where, m, fd);
 			continue;
 		}
 		if (type == BPF_MAP_TYPE_HASH ||

@@ -521,7 +521,7 @@ static void test_array_definitions(void **state)
 		{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1, BPF_F_MMAPABLE, -EINVAL },
 		{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, 32769, 1, 0, -E2BIG },
 		{ BPF_MAP_TYPE_ARRAY, 4, 1U << 20, 1U << 20, 0, -E2BIG },
-		{ BPF_MAP_TYPE_LPM_TRIE, 8, 8, 1, BPF_F_NO_PREALLOC, -EOPNOTSUPP },
+		{ BPF_MAP_TYPE_QUEUE, 0, 8, 1, 0, -EOPNOTSUPP },
 	};
 	size_t i;
 
@@ -794,8 +794,8 @@ static void test_refusals(void **state)
 		int err;
 		const char *msg[3];
 	} r[] = {
-		{ "refuse_lpm", -EOPNOTSUPP, { "prog refuse_lpm: insn ",
-		  "map flows (type lpm_trie)", "not supported yet" } },
+		{ "refuse_queue", -EOPNOTSUPP, { "prog refuse_queue: insn ",
+		  "map flows (type queue)", "not supported yet" } },
 		{ "refuse_redirect", -EOPNOTSUPP, { "prog refuse_redirect: "
 		  "insn ", "helper bpf_redirect (23)", "issue 15 brings it" } },
 		{ "refuse_socket", -EOPNOTSUPP, { "prog refuse_socket: insn ",

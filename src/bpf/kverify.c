@@ -46,9 +46,11 @@ static int kv_map(const char *prog, const struct uxdp_bpf_build_map *m)
 	uint32_t key;
 	int fd, err;
 
-	/* What the program may not write, libbpf creates read-only for it. */
+	/* The definition's flags (an LPM trie must be BPF_F_NO_PREALLOC);
+	 * what the program may not write, libbpf creates read-only for it. */
+	o.map_flags = m->map_flags;
 	if (m->rdonly)
-		o.map_flags = BPF_F_RDONLY_PROG;
+		o.map_flags |= BPF_F_RDONLY_PROG;
 	snprintf(kname, sizeof(kname), "%.15s", m->name);
 	for (char *c = kname; *c; c++)
 		if (*c != '.' && !isalnum((unsigned char)*c))

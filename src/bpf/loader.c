@@ -1082,8 +1082,8 @@ static int obj_create_maps(struct uxdp_bpf_object *obj)
 						"map %s (type %s): not "
 						"supported yet (uxdp has "
 						"array, percpu_array, the "
-						"four hashes, prog_array "
-						"and global data)", m->name,
+						"four hashes, prog_array, "
+						"lpm_trie and global data)", m->name,
 						uxdp_bpf_map_type_str(m->type,
 							tb, sizeof(tb)));
 				used[insn->imm] = true;

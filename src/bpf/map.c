@@ -125,6 +125,7 @@ void uxdp_bpf_map_build(struct uxdp_bpf_map *map,
 	out->key_size = map->key_size;
 	out->value_size = map->value_size;
 	out->max_entries = map->max_entries;
+	out->map_flags = map->map_flags;
 	out->map = map;
 	out->lddw = map->created && map->ops->map_lddw ?
 		    map->ops->map_lddw(map) : map;
