@@ -90,6 +90,14 @@ static inline void publish(struct lpm_node **p, struct lpm_node *n)
 	__atomic_store_n(p, n, __ATOMIC_RELEASE);
 }
 
+/* A node's flags as a reader sees them: a delete may mark a node
+ * intermediate under it (a reader then finds the entry or its parent's:
+ * either is a lookup that raced with the delete). */
+static inline uint32_t node_flags(const struct lpm_node *n)
+{
+	return __atomic_load_n(&n->flags, __ATOMIC_RELAXED);
+}
+
 static inline uint8_t *node_value(const struct lpm_trie *t,
 				  struct lpm_node *n)
 {
@@ -149,7 +157,7 @@ static struct lpm_node *trie_lookup(const struct lpm_trie *t,
 		}
 		if (m < n->prefixlen)
 			break;
-		if (!(n->flags & NODE_IM))
+		if (!(node_flags(n) & NODE_IM))
 			found = n;
 		n = load_node(&n->child[bit_at(key->data, n->prefixlen)]);
 	}
@@ -302,7 +310,7 @@ static long trie_delete(struct lpm_trie *t, const struct lpm_key *key)
 		 * node (a reader may see it either way for a moment, and
 		 * find the entry or its parent's). */
 		__atomic_store_n(&n->flags, n->flags | NODE_IM,
-				 __ATOMIC_RELEASE);
+				 __ATOMIC_RELAXED);
 		goto out;
 	}
 	if (parent && (parent->flags & NODE_IM) && !n->child[0] &&
@@ -347,7 +355,7 @@ static int trie_next(const struct lpm_trie *t, const struct lpm_key *key,
 						       n->prefixlen)]);
 		}
 		if (n && n->prefixlen == key->prefixlen &&
-		    !(__atomic_load_n(&n->flags, __ATOMIC_ACQUIRE) & NODE_IM)) {
+		    !(node_flags(n) & NODE_IM)) {
 			/* Up from it: the next is the leftmost of a right
 			 * sibling's subtree, or the first entry above. */
 			for (n = stack[top]; top > 0; n = stack[--top]) {
@@ -356,9 +364,7 @@ static int trie_next(const struct lpm_trie *t, const struct lpm_key *key,
 				if (load_node(&p->child[0]) == n &&
 				    (root = load_node(&p->child[1])))
 					goto leftmost;
-				if (!(__atomic_load_n(&p->flags,
-						      __ATOMIC_ACQUIRE) &
-				      NODE_IM)) {
+				if (!(node_flags(p) & NODE_IM)) {
 					pick = p;
 					goto copy;
 				}
@@ -370,7 +376,7 @@ leftmost:
 	/* The first entry in post-order under @root: down child[0] where
 	 * there is one, else child[1]; the last entry passed. */
 	for (n = root; n;) {
-		if (!(__atomic_load_n(&n->flags, __ATOMIC_ACQUIRE) & NODE_IM)) {
+		if (!(node_flags(n) & NODE_IM)) {
 			pick = n;
 			n = load_node(&n->child[0]) ? load_node(&n->child[0]) :
 			    load_node(&n->child[1]);
