@@ -325,8 +325,10 @@ int uxdp_bpf_num_possible_cpus(void);
  * has -ENOENT, a program of another kind than the array's (the first one
  * in, or the first loaded program that tail-calls through it, sets JIT
  * or interpreter and xdp.frags) -EINVAL; lookup and delete of an empty
- * slot -ENOENT. A prog_array is emptied when its object is closed (as
- * the kernel's when its last user reference goes). Flags
+ * slot -ENOENT; a change waits for a grace period (the old program is
+ * put after it), so from inside a poll or a run it is -EDEADLK. A
+ * prog_array is emptied when its object is closed (as the kernel's when
+ * its last user reference goes). Flags
  * other than these, or BPF_F_LOCK on a value without a spin lock:
  * -EINVAL. A frozen map (.rodata, .kconfig) or one with BPF_F_RDONLY:
  * update -EPERM. Before load, or for a map the load left out (a type

@@ -7,9 +7,10 @@
  * (struct uxdp_bpf_prog_array, what lddw of the map gives the engines),
  * and the struct uxdp_prog each slot holds a reference on, which only
  * writers touch. A writer publishes the new code with a release store
- * and gives up the old program's reference after a grace period: a run
- * is a read-side section (the family is rcu_reader), so a run that read
- * the old code finishes with it before its program can be freed.
+ * and gives up the old program's reference after waiting for a grace
+ * period: a run is a read-side section (the family is rcu_reader), so a
+ * run that read the old code finishes with it before its program can be
+ * freed. (Waiting, not call_rcu: the put may free a whole object.)
  *
  * The control plane's values are program ids (uxdp_bpf_prog_id()), as a
  * kernel prog array's lookups from user space return ids; an update names
@@ -33,8 +34,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include <urcu/urcu-memb.h>
-
 #include "bpf_internal.h"
 #include "../xdp/xdp_internal.h"
 
@@ -56,22 +55,6 @@ struct prog_array {
 static inline struct prog_array *to_pa(const struct uxdp_bpf_map *m)
 {
 	return (struct prog_array *)m;
-}
-
-/* A reference given up after a grace period. */
-struct prog_put {
-	struct rcu_head rcu;
-	struct uxdp_prog *prog;
-};
-
-static void prog_put_rcu(struct rcu_head *head)
-{
-	struct prog_put *pp = caa_container_of(head, struct prog_put, rcu);
-
-	uxdp_tsan_acquire(pp);
-	xdp_rcu_after_grace();
-	uxdp_prog_put(pp->prog);
-	free(pp);
 }
 
 /* The kernel's fd_array_map_alloc_check on top of array_map_alloc_check. */
@@ -99,10 +82,7 @@ static int pa_alloc_check(const struct uxdp_bpf_map *m)
 static int pa_alloc(struct uxdp_bpf_map *m)
 {
 	struct prog_array *pa = to_pa(m);
-	int err = uxdp_bpf_rcu_prepare(m->name);
 
-	if (err)
-		return err;
 	pa->view.max_entries = m->max_entries;
 	pa->view.slots = calloc(m->max_entries, sizeof(*pa->view.slots));
 	pa->progs = calloc(m->max_entries, sizeof(*pa->progs));
@@ -171,14 +151,19 @@ int uxdp_bpf_prog_array_claim(struct uxdp_bpf_map *m, const char *prog,
 
 /*
  * Slot @idx holds @prog (a reference taken over; NULL: empty). 0, or
- * -EINVAL (incompatible: the reference given back), -ENOMEM, -ENOENT
+ * -EINVAL (incompatible: the reference given back), -EDEADLK (from inside
+ * a read-side section, which the grace period would wait for), -ENOENT
  * (@prog NULL for an empty slot and @must_exist).
+ *
+ * The old program is put here, after the grace period, not from liburcu's
+ * call_rcu thread: its last reference can free an object, and with it
+ * maps whose own teardown registers the thread and retires memory, which
+ * is the caller's to do, not that thread's.
  */
 static int pa_set(struct prog_array *pa, uint32_t idx, struct uxdp_prog *prog,
 		  bool must_exist)
 {
 	const struct uxdp_bpf_code *code = NULL;
-	struct prog_put *pp = NULL;
 	struct uxdp_prog *old;
 	bool jit = false, frags = false;
 	int err = 0;
@@ -193,21 +178,18 @@ static int pa_set(struct prog_array *pa, uint32_t idx, struct uxdp_prog *prog,
 			return err;
 		}
 	}
+	if (xdp_rcu_in_reader()) {
+		uxdp_prog_put(prog);
+		return uxdp_fail(EDEADLK, "map %s: a prog_array changed from "
+				 "inside a poll or a run would wait for itself",
+				 pa->map.name);
+	}
 	pthread_mutex_lock(&pa->lock);
 	if (prog)
 		err = pa_compatible(pa, prog->name, jit, frags);
 	old = pa->progs[idx];
 	if (!err && !prog && !old && must_exist)
 		err = -ENOENT;
-	/* Before any change: the put after the grace period cannot fail.
-	 * Out of memory, a writer outside any read-side section waits for
-	 * the grace period itself instead. */
-	if (!err && old) {
-		pp = malloc(sizeof(*pp));
-		if (!pp && xdp_rcu_in_reader())
-			err = uxdp_fail(ENOMEM, "map %s: out of memory",
-					pa->map.name);
-	}
 	if (!err) {
 		pa->progs[idx] = prog;
 		/* Release: a tail call that reads the new code (acquire)
@@ -220,17 +202,9 @@ static int pa_set(struct prog_array *pa, uint32_t idx, struct uxdp_prog *prog,
 		uxdp_prog_put(prog);
 		return err;
 	}
-	if (!old)
-		return 0;
-	/* liburcu's call_rcu is for registered reader threads: the writer
-	 * is made one (once; out of memory, it waits itself). */
-	if (pp && xdp_cpu_get()) {
-		pp->prog = old;
-		uxdp_tsan_release(pp);
-		urcu_memb_call_rcu(&pp->rcu, prog_put_rcu);
-	} else if (free(pp), !xdp_synchronize("prog_array")) {
+	/* Not in a reader (checked above): this cannot fail. */
+	if (old && !xdp_synchronize("prog_array"))
 		uxdp_prog_put(old);
-	}
 	return 0;
 }
 
