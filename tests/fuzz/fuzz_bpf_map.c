@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The bpf maps' operations against a model (src/bpf/map_hash.c): the input
- * picks a map (HASH, PERCPU_HASH or their LRU kinds, key and value sizes,
+ * The bpf maps' operations against a model (src/bpf/map_hash.c; with
+ * kind bit 2 map_lpm.c, against a brute-force list of prefixes): the
+ * input picks a map (HASH, PERCPU_HASH or their LRU kinds, key and value sizes,
  * max_entries, flags that may be wrong), then a script of lookups, updates (any flags),
  * deletes and get_next_key calls from the control plane and from a
  * program's side (inside a read-side section, as a run is), over a key
@@ -62,6 +63,204 @@ static uint32_t index_of(const uint8_t *key, uint32_t size)
 	return memcmp(want, key, size) ? KEYS : k;
 }
 
+/* ---- LPM_TRIE (src/bpf/map_lpm.c): a list of entries, by brute force ---- */
+
+#define LPM_DATA	6			/* at most, bytes */
+#define LPM_MAX		24
+
+struct lpm_entry {
+	uint32_t plen;
+	uint8_t d[LPM_DATA];
+	uint8_t v[MAX_VALUE];
+};
+
+struct lpm_model {
+	struct lpm_entry e[LPM_MAX];
+	uint32_t n, ds, vs;
+};
+
+static bool lpm_prefix_eq(const uint8_t *a, const uint8_t *b, uint32_t bits)
+{
+	uint32_t i;
+
+	for (i = 0; i < bits; i++)
+		if (((a[i / 8] ^ b[i / 8]) >> (7 - i % 8)) & 1)
+			return false;
+	return true;
+}
+
+/* The entry of exactly @plen/@d, or -1. */
+static int lpm_find(const struct lpm_model *md, uint32_t plen,
+		    const uint8_t *d)
+{
+	uint32_t i;
+
+	for (i = 0; i < md->n; i++)
+		if (md->e[i].plen == plen &&
+		    lpm_prefix_eq(md->e[i].d, d, plen))
+			return (int)i;
+	return -1;
+}
+
+/* The longest entry that is a prefix of @plen/@d, or -1. */
+static int lpm_best(const struct lpm_model *md, uint32_t plen,
+		    const uint8_t *d)
+{
+	int best = -1;
+	uint32_t i;
+
+	if (plen > md->ds * 8)
+		return -1;
+	for (i = 0; i < md->n; i++)
+		if (md->e[i].plen <= plen &&
+		    lpm_prefix_eq(md->e[i].d, d, md->e[i].plen) &&
+		    (best < 0 || md->e[i].plen > md->e[best].plen))
+			best = (int)i;
+	return best;
+}
+
+static int fuzz_lpm(struct fz *f, struct uxdp_xdp_cpu *cpu)
+{
+	struct lpm_model md = { .n = 0 };
+	uint32_t ds = 1 + fz_pick(f, LPM_DATA), vs = 1 + fz_pick(f, MAX_VALUE);
+	uint32_t max = 1 + fz_pick(f, LPM_MAX), ks = 4 + ds, ops = 0, i, n;
+	uint8_t key[4 + LPM_DATA], next[4 + LPM_DATA], val[MAX_VALUE];
+	uint8_t got[MAX_VALUE];
+	struct uxdp_bpf_map *m;
+	int err, at;
+
+	md.ds = ds;
+	md.vs = vs;
+	m = uxdp_bpf_map_new("f", BPF_MAP_TYPE_LPM_TRIE, ks, vs, max,
+			     BPF_F_NO_PREALLOC);
+	CHECK(m, "uxdp_bpf_map_new");
+	err = uxdp_bpf_map_create(m);
+	CHECK(!err, "lpm create: %d: %s", err, uxdp_errmsg());
+	while (fz_more(f) && ops++ < 512) {
+		uint32_t op = fz_pick(f, 6), plen = fz_pick(f, ds * 8 + 2);
+		uint64_t fl = fz_pick(f, 16) ? fz_pick(f, 3) : fz_u8(f);
+		uint8_t *d = key + 4;
+		bool prog = fz_bit(f);
+		int want;
+		void *pv;
+
+		memcpy(key, &plen, 4);
+		/* A small alphabet: prefixes nest and share. */
+		for (i = 0; i < ds; i++)
+			d[i] = (uint8_t)(fz_pick(f, 4) * 0x55);
+		switch (op) {
+		case 0:		/* lookup, either side */
+			at = lpm_best(&md, plen, d);
+			if (prog) {
+				xdp_rcu_lock(cpu);
+				pv = m->ops->map_lookup_elem(m, key);
+				CHECK(!pv == (at < 0), "lpm program lookup /%u: "
+				      "%p, the model %d", plen, pv, at);
+				if (pv)
+					CHECK(!memcmp(pv, md.e[at].v, vs),
+					      "lpm program lookup: value");
+				xdp_rcu_unlock(cpu);
+				break;
+			}
+			err = uxdp_bpf_map_lookup(m, key, got, 0);
+			CHECK(err == (at < 0 ? -ENOENT : 0), "lpm lookup /%u: %d",
+			      plen, err);
+			if (!err)
+				CHECK(!memcmp(got, md.e[at].v, vs),
+				      "lpm lookup: value");
+			break;
+		case 1:		/* update, either side */
+		case 2:
+			for (i = 0; i < vs; i++)
+				val[i] = fz_u8(f);
+			at = lpm_find(&md, plen, d);
+			if (fl > BPF_EXIST || (fl & BPF_F_LOCK) ||
+			    plen > ds * 8)
+				want = -EINVAL;
+			else if (at >= 0 && fl == BPF_NOEXIST)
+				want = -EEXIST;
+			else if (at < 0 && fl == BPF_EXIST)
+				want = -ENOENT;
+			else if (at < 0 && md.n == max)
+				want = -ENOSPC;
+			else
+				want = 0;
+			if (prog) {
+				xdp_rcu_lock(cpu);
+				err = (int)m->ops->map_update_elem(m, key, val,
+								   fl);
+				xdp_rcu_unlock(cpu);
+			} else {
+				err = uxdp_bpf_map_update(m, key, val, fl);
+			}
+			CHECK(err == want, "lpm update /%u flags %llu: %d, want "
+			      "%d", plen, (unsigned long long)fl, err, want);
+			if (err)
+				break;
+			if (at < 0)
+				at = (int)md.n++;
+			/* The key as given, its bits past plen too. */
+			md.e[at].plen = plen;
+			memcpy(md.e[at].d, d, ds);
+			memcpy(md.e[at].v, val, vs);
+			break;
+		case 3:		/* delete, either side */
+			at = plen > ds * 8 ? -1 : lpm_find(&md, plen, d);
+			want = plen > ds * 8 ? -EINVAL : at < 0 ? -ENOENT : 0;
+			if (prog) {
+				xdp_rcu_lock(cpu);
+				err = (int)m->ops->map_delete_elem(m, key);
+				xdp_rcu_unlock(cpu);
+			} else {
+				err = uxdp_bpf_map_delete(m, key);
+			}
+			CHECK(err == want, "lpm delete /%u: %d, want %d", plen,
+			      err, want);
+			if (!err)
+				md.e[at] = md.e[--md.n];
+			break;
+		default:	/* get_next_key of NULL or of a key */
+			err = uxdp_bpf_map_get_next_key(m, fz_bit(f) ? key :
+							NULL, next);
+			if (!md.n)
+				CHECK(err == -ENOENT, "lpm get_next_key: %d of "
+				      "an empty trie", err);
+			else
+				CHECK(!err || err == -ENOENT, "lpm "
+				      "get_next_key: %d", err);
+			if (!err) {
+				uint32_t np;
+
+				memcpy(&np, next, 4);
+				at = lpm_find(&md, np, next + 4);
+				CHECK(at >= 0 && !memcmp(md.e[at].d, next + 4,
+							 ds),
+				      "lpm get_next_key: not an entry as "
+				      "stored");
+			}
+			break;
+		}
+	}
+	/* Every entry once, as stored. */
+	n = 0;
+	for (err = uxdp_bpf_map_get_next_key(m, NULL, next); !err;
+	     err = uxdp_bpf_map_get_next_key(m, key, next)) {
+		uint32_t np;
+
+		memcpy(&np, next, 4);
+		at = lpm_find(&md, np, next + 4);
+		CHECK(at >= 0 && !memcmp(md.e[at].d, next + 4, ds),
+		      "lpm iteration: not an entry as stored");
+		memcpy(key, next, ks);
+		CHECK(++n <= md.n, "lpm iteration: more than the trie's %u",
+		      md.n);
+	}
+	CHECK(err == -ENOENT && n == md.n, "lpm iteration: %u of %u (%d)", n,
+	      md.n, err);
+	uxdp_bpf_map_free(m);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f = { data, size };
@@ -84,6 +283,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!cpu)
 		return 0;
+	if (kind & 4)
+		return fuzz_lpm(&f, cpu);
 	me = percpu ? xdp_thread_index() % ncpu : 0;
 	if (fz_pick(&f, 8) == 0)
 		flags = fz_u32(&f);

@@ -1100,6 +1100,56 @@ static void map_op(struct seed *s, unsigned op, unsigned key, unsigned fl,
 		u8(s, 0x40 + key + i);
 }
 
+/* An LPM op: op, prefix length, flags, the data's bytes (0..3, times
+ * 0x55 in the harness), which side, then the value or a bit. */
+static void lpm_op(struct seed *s, unsigned op, unsigned plen, unsigned fl,
+		   const unsigned char *d, unsigned ds, unsigned prog,
+		   unsigned vs)
+{
+	unsigned i;
+
+	u8(s, op);
+	u8(s, plen);
+	u8(s, 1);	/* the flags byte picks 0..2 */
+	u8(s, fl);
+	for (i = 0; i < ds; i++)
+		u8(s, d[i]);
+	u8(s, prog);
+	if (op == 1 || op == 2)
+		for (i = 0; i < vs; i++)
+			u8(s, 0x30 + plen + i);
+	else if (op >= 4)
+		u8(s, plen & 1);
+}
+
+/* Nested, sibling and full-length prefixes of 4 bytes; a full trie; a
+ * lookup of each length; deletes that leave intermediate nodes. */
+static void gen_bpf_map_lpm(void)
+{
+	static const unsigned char a[4] = { 3, 1, 2, 0 }, b[4] = { 3, 1, 0, 0 };
+	static const unsigned lens[] = { 8, 16, 24, 32, 0, 12, 17 };
+	struct seed s = { .n = 0 };
+	unsigned i;
+
+	u8(&s, 4);		/* LPM */
+	u8(&s, 0);		/* the hash's sizes, unused */
+	u8(&s, 0);
+	u8(&s, 0);
+	u8(&s, 3);		/* 4 bytes of data */
+	u8(&s, 7);		/* 8-byte values */
+	u8(&s, 5);		/* 6 entries */
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		lpm_op(&s, 1, lens[i], 0, i & 1 ? b : a, 4, i & 1, 8);
+	for (i = 0; i < 33; i += 4)
+		lpm_op(&s, 0, i, 0, a, 4, i & 1, 0);
+	lpm_op(&s, 3, 16, 0, a, 4, 0, 0);
+	lpm_op(&s, 3, 24, 0, b, 4, 1, 0);
+	lpm_op(&s, 2, 16, 1, b, 4, 1, 8);
+	lpm_op(&s, 4, 0, 0, a, 4, 0, 0);
+	lpm_op(&s, 5, 32, 0, a, 4, 0, 0);
+	put("bpf_map", "lpm-nested-full", &s);
+}
+
 static void gen_bpf_map(void)
 {
 	static const struct {
@@ -1139,6 +1189,7 @@ static void gen_bpf_map(void)
 		map_op(&s, 6, 2, 0, 0);
 		put("bpf_map", maps[i].name, &s);
 	}
+	gen_bpf_map_lpm();
 }
 
 int main(int argc, char **argv)
