@@ -1056,6 +1056,54 @@ static unsigned int hash_diff(const char *oname, const char *where,
  * Every array and hash of @uobj against the kernel's map of the same name
  * in @kobj: the number of differences (the first of each map printed).
  */
+/* The kernel's name of its map of id @id (15 characters at most), or
+ * "-". */
+static void kernel_map_name(uint32_t id, char *buf, size_t len)
+{
+	struct bpf_map_info info;
+	uint32_t ilen = sizeof(info);
+	int fd = bpf_map_get_fd_by_id(id);
+
+	snprintf(buf, len, "-");
+	memset(&info, 0, sizeof(info));
+	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		snprintf(buf, len, "%s", info.name);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* An of-map (4-byte keys: every key 0..max_entries-1): the same map, by
+ * name (ids are each side's own), in the same slots. */
+static unsigned int ofmap_diff(const char *oname, const char *where,
+			       const struct uxdp_bpf_map *m, int fd)
+{
+	uint32_t key, n = uxdp_bpf_map_max_entries(m);
+	const char *name = uxdp_bpf_map_name(m);
+
+	if (uxdp_bpf_map_key_size(m) != 4)
+		return 0;
+	for (key = 0; key < n; key++) {
+		uint32_t kid = 0, uid = 0;
+		int ke = bpf_map_lookup_elem(fd, &key, &kid) ? -errno : 0;
+		int ue = uxdp_bpf_map_lookup(m, &key, &uid, 0);
+		struct uxdp_bpf_map *um = ue ? NULL : uxdp_bpf_map_get_by_id(uid);
+		char kn[32] = "-", un[32] = "-";
+
+		if (!ke)
+			kernel_map_name(kid, kn, sizeof(kn));
+		if (um)
+			snprintf(un, sizeof(un), "%.15s", uxdp_bpf_map_name(um));
+		uxdp_bpf_map_close(um);
+		if (ke != ue || strcmp(kn, un)) {
+			printf("DIFFERENCE %s %s: of-map %s key %u: kernel %d "
+			       "(%s), uxdp %d (%s)\n", oname, where, name, key,
+			       ke, kn, ue, un);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* An LPM trie: the same keys in the same order (get_next_key's, the
  * kernel's post-order), each with the same value. */
 static unsigned int trie_diff(const char *oname, const char *where,
@@ -1171,7 +1219,9 @@ static unsigned int maps_diff(const char *oname, const char *where,
 		    type != BPF_MAP_TYPE_HASH &&
 		    type != BPF_MAP_TYPE_PERCPU_HASH &&
 		    type != BPF_MAP_TYPE_PROG_ARRAY &&
-		    type != BPF_MAP_TYPE_LPM_TRIE)
+		    type != BPF_MAP_TYPE_LPM_TRIE &&
+		    type != BPF_MAP_TYPE_ARRAY_OF_MAPS &&
+		    type != BPF_MAP_TYPE_HASH_OF_MAPS)
 			continue;
 		km = bpf_object__find_map_by_name(kobj, name);
 		fd = km ? bpf_map__fd(km) : -1;
@@ -1187,6 +1237,11 @@ static unsigned int maps_diff(const char *oname, const char *where,
 		}
 		if (type == BPF_MAP_TYPE_LPM_TRIE) {
 			bad += trie_diff(oname, where, m, fd);
+			continue;
+		}
+		if (type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+		    type == BPF_MAP_TYPE_HASH_OF_MAPS) {
+			bad += ofmap_diff(oname, where, m, fd);
 			continue;
 		}
 		if (type == BPF_MAP_TYPE_HASH ||

@@ -346,6 +346,28 @@ int uxdp_bpf_map_delete(struct uxdp_bpf_map *map, const void *key);
 int uxdp_bpf_map_get_next_key(const struct uxdp_bpf_map *map,
 			      const void *key, void *next_key);
 
+/*
+ * A map of no object (the kernel's bpf_map_create): to put in an of-map,
+ * or for a control plane's own use; close it with uxdp_bpf_map_close().
+ * The definition is checked as an object's map's (the kernel's errors);
+ * NULL with errno and uxdp_errmsg() otherwise. An of-map itself comes
+ * from an object only (its inner definition is the object's BTF).
+ */
+struct uxdp_bpf_map *uxdp_bpf_map_open(uint32_t type, const char *name,
+				       uint32_t key_size, uint32_t value_size,
+				       uint32_t max_entries,
+				       uint32_t map_flags);
+/* Let go of a map from uxdp_bpf_map_open() or uxdp_bpf_map_get_by_id():
+ * it lives on while an of-map (or its object) holds it. */
+void uxdp_bpf_map_close(struct uxdp_bpf_map *map);
+/*
+ * Map ids, as the kernel's: every created map has one, unique in the
+ * process and never reused; an of-map's values are ids. get_by_id: a new
+ * reference (uxdp_bpf_map_close() it), or NULL with errno ENOENT.
+ */
+uint32_t uxdp_bpf_map_id(const struct uxdp_bpf_map *map);
+struct uxdp_bpf_map *uxdp_bpf_map_get_by_id(uint32_t id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -388,6 +388,10 @@ struct uxdp_bpf_build_map {
 	bool gen_lookup;
 	/* Its family's rcu_reader: a program using it runs as a reader. */
 	bool rcu_reader;
+	/* An of-map: 1 + the index in the build's maps of its inner map's
+	 * definition (what a lookup's result is, after its null check);
+	 * 0 for any other map (so a build's zeroed stand-ins have none). */
+	uint32_t inner;
 };
 
 struct uxdp_bpf_check_stats {
@@ -679,6 +683,14 @@ struct uxdp_bpf_map_ops {
 
 struct uxdp_bpf_map {
 	const struct uxdp_bpf_map_ops *ops;	/* NULL: a type uxdp lacks */
+	/* References: its object's (or uxdp_bpf_map_open()'s caller's),
+	 * and every of-map slot that holds it. uxdp_bpf_map_free() puts. */
+	uint32_t refcnt;
+	uint32_t id;			/* once created; never reused */
+	struct uxdp_bpf_map *id_next;	/* map.c's registry */
+	/* An of-map's inner map definition: a handle with no storage, what
+	 * every map put in it must match (the kernel's inner_map_meta). */
+	struct uxdp_bpf_map *inner;
 	char *name;
 	uint32_t type;			/* BPF_MAP_TYPE_* */
 	uint32_t key_size, value_size, max_entries;
@@ -706,8 +718,11 @@ const struct uxdp_bpf_map_ops *uxdp_bpf_map_type_ops(uint32_t type);
 struct uxdp_bpf_map *uxdp_bpf_map_new(const char *name, uint32_t type,
 				      uint32_t key_size, uint32_t value_size,
 				      uint32_t max_entries, uint32_t map_flags);
-/* Check the definition and allocate. -EOPNOTSUPP for a type without ops. */
+/* Check the definition and allocate (and give it an id). -EOPNOTSUPP for
+ * a type without ops. */
 int uxdp_bpf_map_create(struct uxdp_bpf_map *map);
+/* A reference more; uxdp_bpf_map_free() puts one (the last frees). */
+struct uxdp_bpf_map *uxdp_bpf_map_get(struct uxdp_bpf_map *map);
 void uxdp_bpf_map_free(struct uxdp_bpf_map *map);
 /* What the safety pass and the fixups see of @map. */
 void uxdp_bpf_map_build(struct uxdp_bpf_map *map,
@@ -724,6 +739,13 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_lru_hash_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_lru_percpu_hash_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_prog_array_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_lpm_trie_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_array_of_maps_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_hash_of_maps_ops;
+
+/* An array's get_next_key (every index; map_array.c), for every family
+ * indexed by a u32 below max_entries. */
+int uxdp_bpf_array_next_key(const struct uxdp_bpf_map *m, const void *key,
+			    void *next_key);
 
 /*
  * ThreadSanitizer sees none of liburcu's own ordering (the library is not

@@ -903,6 +903,27 @@ static bool is_prog_arrays(const struct env *env, const struct reg *r)
 		env->b->maps[r->map].type == BPF_MAP_TYPE_PROG_ARRAY);
 }
 
+/* Two map pointers to maps of one definition and a kind whose values are
+ * not one region (hashes, LRU hashes, LPM tries). */
+static bool like_maps(const struct env *env, const struct reg *a,
+		      const struct reg *b)
+{
+	const struct uxdp_bpf_build_map *x, *y;
+
+	if (a->map == MAP_PROG_ANY || b->map == MAP_PROG_ANY)
+		return false;
+	x = &env->b->maps[a->map];
+	y = &env->b->maps[b->map];
+	return x->type == y->type && x->key_size == y->key_size &&
+	       x->value_size == y->value_size && !x->values && !y->values &&
+	       !x->gen_lookup && !y->gen_lookup &&
+	       (x->type == BPF_MAP_TYPE_HASH ||
+		x->type == BPF_MAP_TYPE_PERCPU_HASH ||
+		x->type == BPF_MAP_TYPE_LRU_HASH ||
+		x->type == BPF_MAP_TYPE_LRU_PERCPU_HASH ||
+		x->type == BPF_MAP_TYPE_LPM_TRIE);
+}
+
 /* @d join @s; @e (widening) may be NULL, @env is the pass's. */
 static bool reg_join(const struct env *e, const struct env *env,
 		     struct reg *d, const struct reg *s)
@@ -950,6 +971,16 @@ static bool reg_join(const struct env *e, const struct env *env,
 			if (is_prog_arrays(env, d) && is_prog_arrays(env, s)) {
 				r = *d;
 				r.map = MAP_PROG_ANY;
+				break;
+			}
+			/* Two maps of one definition, as "an inner map, or
+			 * the fallback if the of-map has none" (Katran's
+			 * lru_mapping): either will do for the pass, if the
+			 * kind has no value region and no inline lookup
+			 * that would tie the access to one of them. */
+			if (like_maps(env, d, s)) {
+				r = *d;
+				r.map = MIN(d->map, s->map);
 				break;
 			}
 			r = unknown();
@@ -2300,6 +2331,15 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 				   "prog_array", map_name(e, map)))
 				return -EINVAL;
 			/* The kernel's check_map_func_compatibility. */
+			if (id != BPF_FUNC_map_lookup_elem &&
+			    (e->b->maps[map].type ==
+			     BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+			     e->b->maps[map].type ==
+			     BPF_MAP_TYPE_HASH_OF_MAPS) &&
+			    REFUSE(e, i, "%s on map %s, an of-map: only "
+				   "map_lookup_elem takes one", name,
+				   map_name(e, map)))
+				return -EINVAL;
 			if (id != BPF_FUNC_tail_call &&
 			    e->b->maps[map].type == BPF_MAP_TYPE_PROG_ARRAY &&
 			    REFUSE(e, i, "%s on map %s, a prog_array: only "
@@ -2649,12 +2689,19 @@ static void pkt_range(struct wstate *w, const struct reg *p)
 }
 
 /* After a null check: every copy of the lookup's result is one thing. */
-static void null_checked(struct wstate *w, const struct reg *p, bool null)
+static void null_checked(const struct env *e, struct wstate *w,
+			 const struct reg *p, bool null)
 {
 	struct reg v = ptr(PTR_MAP_VALUE, p->off);
 	uint32_t id = p->id;
 
 	v.map = p->map;
+	/* An of-map's "value" is its inner map: a map pointer of the inner
+	 * definition (the kernel's CONST_PTR_TO_MAP of inner_map_meta). */
+	if (e->b->maps[p->map].inner) {
+		v = ptr(CONST_MAP, 0);
+		v.map = (uint16_t)(e->b->maps[p->map].inner - 1);
+	}
 	FOR_EACH_REG(w, r, {
 		if (r->type == PTR_MAP_VALUE_OR_NULL && r->id == id)
 			*r = null ? scalar(0, 0) : v;
@@ -2665,7 +2712,8 @@ static void null_checked(struct wstate *w, const struct reg *p, bool null)
  * What "a op b" holding teaches (pointer sides: packet ranges, null
  * checks; scalar sides: bounds); false: it cannot hold here.
  */
-static bool assume(struct wstate *w, const struct bpf_insn *in, uint8_t op)
+static bool assume(const struct env *e, struct wstate *w,
+		   const struct bpf_insn *in, uint8_t op)
 {
 	bool is64 = CLS(in->code) == BPF_JMP, x = SRCX(in->code);
 	struct reg *a = &w->regs[in->dst_reg];
@@ -2712,7 +2760,7 @@ static bool assume(struct wstate *w, const struct bpf_insn *in, uint8_t op)
 		if (p) {
 			struct reg q = *p;
 
-			null_checked(w, &q, op == BPF_JEQ);
+			null_checked(e, w, &q, op == BPF_JEQ);
 			return true;
 		}
 	}
@@ -2747,12 +2795,12 @@ static int do_branch(struct env *e, uint32_t ci, struct wstate *w, uint32_t i)
 	if (e->decide)
 		return 0;
 	ws_copy(&e->edge, w);
-	if (assume(&e->edge, in, op)) {
+	if (assume(e, &e->edge, in, op)) {
 		ret = flow(e, ci, t, &e->edge);
 		if (ret)
 			return ret;
 	}
-	if (!assume(w, in, negate(op)))
+	if (!assume(e, w, in, negate(op)))
 		return 0;
 	return flow(e, ci, i + 1, w);
 }

@@ -39,12 +39,21 @@
 #define KV_LOG_SIZE	(4U << 20)
 
 /* The kernel's map for @m (-errno): same definition, same contents. */
-static int kv_map(const char *prog, const struct uxdp_bpf_build_map *m)
+static int kv_map(const char *prog, const struct uxdp_bpf_build_map *m,
+		  const struct uxdp_bpf_build_map *maps, uint32_t nmaps)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o);
 	char kname[16];
 	uint32_t key;
-	int fd, err;
+	int fd, err, inner = -1;
+
+	/* An of-map is made with a map of its inner definition. */
+	if (m->inner && m->inner <= nmaps) {
+		inner = kv_map(prog, &maps[m->inner - 1], maps, 0);
+		if (inner < 0)
+			return inner;
+		o.inner_map_fd = (uint32_t)inner;
+	}
 
 	/* The definition's flags (an LPM trie must be BPF_F_NO_PREALLOC);
 	 * what the program may not write, libbpf creates read-only for it. */
@@ -57,6 +66,8 @@ static int kv_map(const char *prog, const struct uxdp_bpf_build_map *m)
 			*c = '_';
 	fd = bpf_map_create(m->type, kname, m->key_size, m->value_size,
 			    m->max_entries, &o);
+	if (inner >= 0)
+		close(inner);
 	if (fd < 0)
 		return uxdp_fail(errno, "prog %s: kernel verify: map %s: the "
 				 "kernel cannot create it: %s", prog, m->name,
@@ -254,7 +265,7 @@ int uxdp_bpf_kverify(const char *name, const char *section,
 				break;
 			}
 			if (fds[m] < 0)
-				fds[m] = kv_map(name, &maps[m]);
+				fds[m] = kv_map(name, &maps[m], maps, nmaps);
 			if (fds[m] < 0) {
 				err = fds[m];
 				break;

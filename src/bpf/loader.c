@@ -74,10 +74,12 @@ struct kfunc_call {
 	char *name;
 };
 
-/* A prog_array's slot the object sets at load: a program as its static
- * initialiser names it (".values = { [1] = &prog }", in .rel.maps). */
+/* A prog array's or an of-map's slot the object sets at load, as its
+ * static initialiser names it (".values = { [1] = &prog }" or "&map", in
+ * .rel.maps): a program, or (of-maps) a map of the object. */
 struct prog_slot {
 	uint32_t map, slot, prog;
+	bool is_map;
 };
 
 struct uxdp_bpf_object {
@@ -589,6 +591,21 @@ static int maps_take(struct uxdp_bpf_object *obj)
 		m->idx = obj->nmaps;
 		obj->maps[obj->nmaps++] = m;
 		m->internal = bpf_map__is_internal(lm);
+		/* An of-map's inner definition (libbpf's inner map, from
+		 * __array(values, ...)): what its maps must match. */
+		if (bpf_map__inner_map(lm)) {
+			struct bpf_map *im = bpf_map__inner_map(lm);
+
+			m->inner = uxdp_bpf_map_new(bpf_map__name(im),
+						    bpf_map__type(im),
+						    bpf_map__key_size(im),
+						    bpf_map__value_size(im),
+						    bpf_map__max_entries(im),
+						    bpf_map__map_flags(im));
+			if (!m->inner)
+				return uxdp_fail(ENOMEM, "%s: out of memory",
+						 obj->name);
+		}
 		/* libbpf 1.1 says const, but the buffer is its writable
 		 * copy of the section: what skeletons write before load. */
 		if (m->internal)
@@ -711,7 +728,9 @@ static int slots_take(struct uxdp_bpf_object *obj,
 						 (unsigned long long)j,
 						 (unsigned long long)
 						 rel[j].r_offset);
-			if (m->type != BPF_MAP_TYPE_PROG_ARRAY)
+			if (m->type != BPF_MAP_TYPE_PROG_ARRAY &&
+			    m->type != BPF_MAP_TYPE_ARRAY_OF_MAPS &&
+			    m->type != BPF_MAP_TYPE_HASH_OF_MAPS)
 				continue;
 			ns = realloc(obj->slots, (obj->nslots + 1) *
 				     sizeof(*ns));
@@ -734,6 +753,26 @@ static int slots_take(struct uxdp_bpf_object *obj,
 						 (rel[j].r_offset -
 						  (uint64_t)voff),
 						 m->max_entries - 1);
+			ns->is_map = m->type != BPF_MAP_TYPE_PROG_ARRAY;
+			if (ns->is_map) {
+				/* An of-map's: a map of the object, by the
+				 * symbol's name. */
+				const char *sn = uxdp_bpf_elf_sym_name(e, sym);
+
+				for (k = 0; k < obj->nmaps; k++)
+					if (!obj->maps[k]->internal &&
+					    !strcmp(obj->maps[k]->name, sn))
+						break;
+				if (k == obj->nmaps)
+					return uxdp_fail(EINVAL, "%s: map %s: "
+							 "slot %u names %s, no "
+							 "map of the object",
+							 obj->name, m->name,
+							 ns->slot, sn);
+				ns->prog = k;
+				obj->nslots++;
+				continue;
+			}
 			for (k = 0; k < obj->nprogs; k++)
 				if (obj->progs[k].sec >= 0 &&
 				    (uint32_t)obj->progs[k].sec ==
@@ -791,6 +830,28 @@ static int obj_init_slots(struct uxdp_bpf_object *obj)
 
 		if (!m->created)
 			continue;
+		if (ps->is_map) {
+			struct uxdp_bpf_map *in = obj->maps[ps->prog];
+			uint32_t id = in->id;
+
+			if (m->key_size != 4)
+				return uxdp_fail(EINVAL, "%s: map %s: an "
+						 "initialiser needs 4-byte "
+						 "keys (key_size %u)",
+						 obj->name, m->name,
+						 m->key_size);
+			/* The control plane's own update: the inner map's
+			 * id, the kernel's checks. */
+			if (!in->created)
+				return uxdp_fail(EINVAL, "%s: map %s: slot %u "
+						 "is map %s, which was not "
+						 "made", obj->name, m->name,
+						 ps->slot, in->name);
+			err = m->ops->map_update(m, &ps->slot, &id, BPF_ANY);
+			if (err)
+				return err;
+			continue;
+		}
 		if (!p->prog)
 			return uxdp_fail(EBADF, "%s: map %s: slot %u is prog "
 					 "%s, which is not loaded (autoload "
@@ -1219,18 +1280,29 @@ static int prog_finish(struct uxdp_bpf_object *obj,
 static int obj_load_progs(struct uxdp_bpf_object *obj)
 {
 	struct uxdp_bpf_build_map *bm;
-	uint32_t i;
+	uint32_t i, j, nbm;
 	int err = 0;
 
-	bm = calloc(obj->nmaps ? obj->nmaps : 1, sizeof(*bm));
+	/* The object's maps, then its of-maps' inner definitions (what the
+	 * safety pass knows an of-map's lookup result by). */
+	for (i = 0, nbm = obj->nmaps; i < obj->nmaps; i++)
+		nbm += obj->maps[i]->inner != NULL;
+	bm = calloc(nbm ? nbm : 1, sizeof(*bm));
 	if (!bm)
 		return uxdp_fail(ENOMEM, "%s: out of memory", obj->name);
-	for (i = 0; i < obj->nmaps; i++) {
+	for (i = 0, j = obj->nmaps; i < obj->nmaps; i++) {
 		uxdp_bpf_map_build(obj->maps[i], &bm[i]);
 		/* A map left out is no map: no program refers to it. */
 		if (!obj->maps[i]->created) {
 			bm[i].map = NULL;
 			bm[i].lddw = NULL;
+		}
+		if (obj->maps[i]->inner && obj->maps[i]->created) {
+			uxdp_bpf_map_build(obj->maps[i]->inner, &bm[j]);
+			bm[i].inner = j + 1;
+			j++;
+		} else if (obj->maps[i]->inner) {
+			j++;
 		}
 	}
 	for (i = 0; i < obj->nprogs && !err; i++) {
@@ -1241,7 +1313,7 @@ static int obj_load_progs(struct uxdp_bpf_object *obj)
 			.len = p->len,
 			.ctx_kind = UXDP_BPF_CTX_XDP,
 			.maps = bm,
-			.nmaps = obj->nmaps,
+			.nmaps = nbm,
 			.helper = uxdp_bpf_helper_get,
 			/* cpu v4 as the kernel since 6.6 accepts it. */
 			.flags = UXDP_BPF_BUILD_F_V4 |
@@ -1258,7 +1330,7 @@ static int obj_load_progs(struct uxdp_bpf_object *obj)
 		if (!err && (obj->flags & UXDP_BPF_F_KERNEL_VERIFY))
 			err = uxdp_bpf_kverify(p->name, p->section,
 					       p->attach_type, p->insns, p->len,
-					       bm, obj->nmaps);
+					       bm, nbm);
 		if (!err)
 			err = prog_finish(obj, p, &b);
 	}

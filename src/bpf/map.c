@@ -13,6 +13,8 @@
 
 #include <urcu/urcu-memb.h>
 
+#include <uxdp/bpf.h>
+
 #include "bpf_internal.h"
 #include "map_types.h"
 
@@ -63,6 +65,7 @@ struct uxdp_bpf_map *uxdp_bpf_map_new(const char *name, uint32_t type,
 		return NULL;
 	}
 	map->ops = ops;
+	map->refcnt = 1;
 	map->type = type;
 	map->key_size = key_size;
 	map->value_size = value_size;
@@ -70,6 +73,9 @@ struct uxdp_bpf_map *uxdp_bpf_map_new(const char *name, uint32_t type,
 	map->map_flags = map_flags;
 	return map;
 }
+
+static int id_register(struct uxdp_bpf_map *map);
+static void id_unregister(struct uxdp_bpf_map *map);
 
 int uxdp_bpf_map_create(struct uxdp_bpf_map *map)
 {
@@ -81,7 +87,8 @@ int uxdp_bpf_map_create(struct uxdp_bpf_map *map)
 	if (!map->ops)
 		return uxdp_fail(EOPNOTSUPP, "map %s: type %s is not supported "
 				 "yet (uxdp has array, percpu_array, the "
-				 "four hashes and global data)", map->name,
+				 "four hashes, prog_array, lpm_trie, the "
+				 "of-maps and global data)", map->name,
 				 uxdp_bpf_map_type_str(map->type, tb,
 						       sizeof(tb)));
 	/* BPF_F_RDONLY_PROG with BPF_F_WRONLY_PROG, or the same for the
@@ -102,18 +109,139 @@ int uxdp_bpf_map_create(struct uxdp_bpf_map *map)
 	if (!err)
 		err = map->ops->map_alloc(map);
 	if (!err)
+		err = id_register(map);
+	if (!err)
 		map->created = true;
 	return err;
 }
 
+struct uxdp_bpf_map *uxdp_bpf_map_get(struct uxdp_bpf_map *map)
+{
+	if (map)
+		__atomic_fetch_add(&map->refcnt, 1, __ATOMIC_RELAXED);
+	return map;
+}
+
 void uxdp_bpf_map_free(struct uxdp_bpf_map *map)
 {
-	if (!map)
+	/* acq_rel: the last put sees every other user's writes. */
+	if (!map || __atomic_sub_fetch(&map->refcnt, 1, __ATOMIC_ACQ_REL))
 		return;
+	id_unregister(map);
 	if (map->created)
 		map->ops->map_free(map);
+	uxdp_bpf_map_free(map->inner);
 	free(map->name);
 	free(map);
+}
+
+/* ---- ids: the kernel's map ids, for of-maps' values ------------------------ */
+
+/* Every created map, by id (never reused), for the control plane only. */
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uxdp_bpf_map *ids_head;
+static uint32_t ids_next = 1;
+
+static int id_register(struct uxdp_bpf_map *map)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&ids_lock);
+	if (!ids_next) {
+		err = uxdp_fail(ENOSPC, "map %s: 2^32 - 1 maps made: no id "
+				"left", map->name);
+	} else {
+		map->id = ids_next++;
+		map->id_next = ids_head;
+		ids_head = map;
+	}
+	pthread_mutex_unlock(&ids_lock);
+	return err;
+}
+
+static void id_unregister(struct uxdp_bpf_map *map)
+{
+	struct uxdp_bpf_map **pp;
+
+	if (!map->id)
+		return;
+	pthread_mutex_lock(&ids_lock);
+	for (pp = &ids_head; *pp; pp = &(*pp)->id_next)
+		if (*pp == map) {
+			*pp = map->id_next;
+			break;
+		}
+	pthread_mutex_unlock(&ids_lock);
+}
+
+UXDP_EXPORT uint32_t uxdp_bpf_map_id(const struct uxdp_bpf_map *map)
+{
+	return map ? map->id : 0;
+}
+
+UXDP_EXPORT struct uxdp_bpf_map *uxdp_bpf_map_get_by_id(uint32_t id)
+{
+	struct uxdp_bpf_map *m, *got = NULL;
+
+	pthread_mutex_lock(&ids_lock);
+	for (m = ids_head; m && id; m = m->id_next) {
+		uint32_t ref;
+
+		if (m->id != id)
+			continue;
+		/* A reference unless the last one is going (it waits on
+		 * the lock to leave the list). */
+		ref = __atomic_load_n(&m->refcnt, __ATOMIC_RELAXED);
+		while (ref && !__atomic_compare_exchange_n(&m->refcnt, &ref,
+				ref + 1, false, __ATOMIC_ACQUIRE,
+				__ATOMIC_RELAXED))
+			;
+		if (ref)
+			got = m;
+		break;
+	}
+	pthread_mutex_unlock(&ids_lock);
+	if (!got)
+		errno = ENOENT;
+	return got;
+}
+
+UXDP_EXPORT struct uxdp_bpf_map *
+uxdp_bpf_map_open(uint32_t type, const char *name, uint32_t key_size,
+		  uint32_t value_size, uint32_t max_entries,
+		  uint32_t map_flags)
+{
+	struct uxdp_bpf_map *map;
+	int err;
+
+	uxdp_clear_err();
+	/* Of-maps need their inner map's definition: from an object only. */
+	if (type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+	    type == BPF_MAP_TYPE_HASH_OF_MAPS) {
+		errno = -uxdp_fail(EINVAL, "map %s: an of-map is made from an "
+				   "object (its inner map's definition is "
+				   "in the BTF)", name ? name : "");
+		return NULL;
+	}
+	map = uxdp_bpf_map_new(name, type, key_size, value_size, max_entries,
+			       map_flags);
+	if (!map) {
+		errno = -uxdp_fail(ENOMEM, "map %s: out of memory",
+				   name ? name : "");
+		return NULL;
+	}
+	err = uxdp_bpf_map_create(map);
+	if (err) {
+		uxdp_bpf_map_free(map);
+		errno = -err;
+		return NULL;
+	}
+	return map;
+}
+
+UXDP_EXPORT void uxdp_bpf_map_close(struct uxdp_bpf_map *map)
+{
+	uxdp_bpf_map_free(map);
 }
 
 void uxdp_bpf_map_build(struct uxdp_bpf_map *map,

@@ -221,8 +221,10 @@ static int array_map_delete(struct uxdp_bpf_map *m, const void *key)
 	return -EINVAL;
 }
 
-static int array_map_get_next_key(const struct uxdp_bpf_map *m,
-				  const void *key, void *next_key)
+/* The kernel's array_map_get_next_key: every index, whether or not it
+ * holds anything (also the prog arrays' and the arrays of maps'). */
+int uxdp_bpf_array_next_key(const struct uxdp_bpf_map *m, const void *key,
+			    void *next_key)
 {
 	uint32_t index, next;
 
@@ -451,7 +453,7 @@ const struct uxdp_bpf_map_ops uxdp_bpf_array_ops = {
 	.map_lookup = array_map_lookup,
 	.map_update = array_map_update,
 	.map_delete = array_map_delete,
-	.map_get_next_key = array_map_get_next_key,
+	.map_get_next_key = uxdp_bpf_array_next_key,
 	.map_lookup_elem = array_map_lookup_elem,
 	.map_update_elem = array_map_update_elem,
 	.map_delete_elem = array_map_delete_elem,
@@ -466,7 +468,7 @@ const struct uxdp_bpf_map_ops uxdp_bpf_percpu_array_ops = {
 	.map_lookup = percpu_array_map_lookup,
 	.map_update = percpu_array_map_update,
 	.map_delete = array_map_delete,
-	.map_get_next_key = array_map_get_next_key,
+	.map_get_next_key = uxdp_bpf_array_next_key,
 	.map_lookup_elem = percpu_array_map_lookup_elem,
 	.map_update_elem = percpu_array_map_update_elem,
 	.map_delete_elem = array_map_delete_elem,

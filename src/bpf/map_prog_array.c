@@ -284,24 +284,6 @@ static int pa_delete(struct uxdp_bpf_map *m, const void *key)
 	return pa_set(to_pa(m), idx, NULL, true);
 }
 
-static int pa_get_next_key(const struct uxdp_bpf_map *m, const void *key,
-			   void *next_key)
-{
-	uint32_t idx, next;
-
-	/* As an array's: every index, whether its slot holds a program. */
-	if (key)
-		memcpy(&idx, key, sizeof(idx));
-	if (!key || idx >= m->max_entries)
-		next = 0;
-	else if (idx == m->max_entries - 1)
-		return -ENOENT;
-	else
-		next = idx + 1;
-	memcpy(next_key, &next, sizeof(next));
-	return 0;
-}
-
 static void *pa_lddw(struct uxdp_bpf_map *m)
 {
 	return &to_pa(m)->view;
@@ -318,6 +300,6 @@ const struct uxdp_bpf_map_ops uxdp_bpf_prog_array_ops = {
 	.map_lookup = pa_lookup,
 	.map_update = pa_update,
 	.map_delete = pa_delete,
-	.map_get_next_key = pa_get_next_key,
+	.map_get_next_key = uxdp_bpf_array_next_key,
 	.map_lddw = pa_lddw,
 };

@@ -32,8 +32,8 @@
 	X(BPF_MAP_TYPE_LRU_HASH,	"lru_hash",	&uxdp_bpf_lru_hash_ops) \
 	X(BPF_MAP_TYPE_LRU_PERCPU_HASH,	"lru_percpu_hash", &uxdp_bpf_lru_percpu_hash_ops) \
 	X(BPF_MAP_TYPE_LPM_TRIE,	"lpm_trie",	&uxdp_bpf_lpm_trie_ops) \
-	X(BPF_MAP_TYPE_ARRAY_OF_MAPS,	"array_of_maps", NULL)		\
-	X(BPF_MAP_TYPE_HASH_OF_MAPS,	"hash_of_maps",	NULL)		\
+	X(BPF_MAP_TYPE_ARRAY_OF_MAPS,	"array_of_maps", &uxdp_bpf_array_of_maps_ops) \
+	X(BPF_MAP_TYPE_HASH_OF_MAPS,	"hash_of_maps",	&uxdp_bpf_hash_of_maps_ops) \
 	X(BPF_MAP_TYPE_DEVMAP,		"devmap",	NULL)		\
 	X(BPF_MAP_TYPE_SOCKMAP,		"sockmap",	NULL)		\
 	X(BPF_MAP_TYPE_CPUMAP,		"cpumap",	NULL)		\
