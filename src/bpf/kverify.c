@@ -38,6 +38,16 @@
 
 #define KV_LOG_SIZE	(4U << 20)
 
+static bool all_zero(const uint8_t *v, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i])
+			return false;
+	return true;
+}
+
 /* The kernel's map for @m (-errno): same definition, same contents. */
 static int kv_map(const char *prog, const struct uxdp_bpf_build_map *m,
 		  const struct uxdp_bpf_build_map *maps, uint32_t nmaps)
@@ -77,9 +87,15 @@ static int kv_map(const char *prog, const struct uxdp_bpf_build_map *m,
 	 * not laid out for the kernel here, and is all zero. */
 	if (m->type == BPF_MAP_TYPE_ARRAY && m->values && m->value_size)
 		for (key = 0; key < m->max_entries; key++) {
-			const uint8_t *v = m->values +
-					   (uint64_t)key * m->value_size;
+			/* Elements are value_size rounded up to 8 apart
+			 * (map_array.c, as the kernel's). */
+			const uint8_t *v = m->values + (uint64_t)key *
+					   ((m->value_size + 7) & ~7U);
 
+			/* The kernel's starts zeroed: only what is not (a
+			 * syscall each; Katran's ch_rings has 2^25). */
+			if (all_zero(v, m->value_size))
+				continue;
 			if (bpf_map_update_elem(fd, &key, v, BPF_ANY)) {
 				err = errno;
 				close(fd);
