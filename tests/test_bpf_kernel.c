@@ -1903,6 +1903,7 @@ static void test_kernel_verify(void **state)
 	assert_int_equal(bad, 0);
 }
 
+#ifdef T_KATRAN_O
 /* Flows to Katran's VIPs: TCP to 10.0.0.2:80 (SYN or not) and UDP to
  * :53 from many clients and ports, each flow twice (the second finds the
  * LRU's entry), and ICMP echo requests to the VIP. */
@@ -1943,6 +1944,7 @@ static void katran_flows(struct t_pkts *p, uint64_t seed)
 		}
 	}
 }
+#endif
 
 /*
  * Katran's balancer (built from UXDP_KATRAN_DIR's checkout), configured
