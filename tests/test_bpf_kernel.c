@@ -60,6 +60,7 @@
 
 #include "t_bpf.h"
 #include "t_kernel_rules.h"
+#include "../tools/lib/katran.h"
 
 #ifndef UXDP_BPF_CONFORMANCE_DIR
 #define UXDP_BPF_CONFORMANCE_DIR "../shared/bpf-conformance"
@@ -1483,57 +1484,33 @@ static void seed_both(struct bpf_object *kobj, struct uxdp_bpf_object *uobj,
 		fail_msg("seed %s: uxdp: %s", map, uxdp_errmsg());
 }
 
-/*
- * Katran's balancer configured as its control plane would (katran's
- * balancer_structs.h layouts): a default gateway MAC, two VIPs on the
- * corpus's destination 10.0.0.2 (TCP 80 and UDP 53, vip_num 0 and 1), two
- * reals (10.1.0.1, 10.1.0.2), and each VIP's consistent-hash ring (65,537
- * positions) alternating between them.
- */
-#define KATRAN_RING	65537
+/* Both sides' update of map @map (tools/lib/katran.h's callback). */
+struct seed_ctx {
+	struct bpf_object *kobj;
+	struct uxdp_bpf_object *uobj;
+};
 
+static int seed_upd(void *ctx, const char *map, const void *key,
+		    const void *value)
+{
+	struct seed_ctx *c = ctx;
+
+	seed_both(c->kobj, c->uobj, map, key, value);
+	return 0;
+}
+
+/* Katran's balancer configured (tools/lib/katran.h): VIPs on the corpus's
+ * destination 10.0.0.2, TCP 80 and UDP 53. */
 static void katran_seed(const char *oname, struct bpf_object *kobj,
 			struct uxdp_bpf_object *uobj)
 {
-	struct {
-		uint32_t addr[4];
-		uint16_t port;
-		uint8_t proto, pad;
-	} vip;
-	struct {
-		uint32_t flags, vip_num;
-	} meta;
-	struct {
-		uint32_t addr[4];
-		uint8_t flags, pad[3];
-	} real;
-	uint64_t mac = 0x990000000002ULL;	/* 02:00:00:00:00:99 */
-	uint32_t k, v, i;
+	static const struct tkatran_vip vips[] = {
+		{ 0x0a000002, 80, 6 }, { 0x0a000002, 53, 17 },
+	};
+	struct seed_ctx c = { kobj, uobj };
 
-	if (!same_obj(oname, "balancer"))
-		return;
-	k = 0;
-	seed_both(kobj, uobj, "ctl_array", &k, &mac);
-	for (v = 0; v < 2; v++) {
-		memset(&vip, 0, sizeof(vip));
-		vip.addr[0] = htonl(0x0a000002);
-		vip.port = htons(v ? 53 : 80);
-		vip.proto = v ? 17 : 6;
-		meta.flags = 0;
-		meta.vip_num = v;
-		seed_both(kobj, uobj, "vip_map", &vip, &meta);
-	}
-	for (i = 1; i <= 2; i++) {
-		memset(&real, 0, sizeof(real));
-		real.addr[0] = htonl(0x0a010000 + i);
-		seed_both(kobj, uobj, "reals", &i, &real);
-	}
-	for (v = 0; v < 2; v++)
-		for (i = 0; i < KATRAN_RING; i++) {
-			uint32_t pos = v * KATRAN_RING + i, r = 1 + i % 2;
-
-			seed_both(kobj, uobj, "ch_rings", &pos, &r);
-		}
+	if (same_obj(oname, "balancer"))
+		assert_int_equal(tkatran_config(seed_upd, &c, vips, 2), 0);
 }
 
 static const char *const engine_name[] = {

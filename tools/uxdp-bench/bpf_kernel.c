@@ -384,7 +384,64 @@ void kveth_cleanup(void)
 
 #endif /* UXDP_BENCH_HAVE_TESTBED */
 
+int kbpf_map_update(struct kbpf *k, const char *map, const void *key,
+		    const void *value)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(k->obj, map);
+
+	if (!m || bpf_map__fd(m) < 0)
+		return -ENOENT;
+	return bpf_map_update_elem(bpf_map__fd(m), key, value, BPF_ANY) ?
+	       -errno : 0;
+}
+
+int kbpf_map_sum_u64(struct kbpf *k, const char *map, uint32_t key,
+		     uint64_t *sum)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(k->obj, map);
+	int ncpu = libbpf_num_possible_cpus(), c;
+	uint32_t vs, stride;
+	uint8_t *v;
+
+	if (!m || bpf_map__fd(m) < 0 || ncpu <= 0)
+		return -ENOENT;
+	vs = bpf_map__value_size(m);
+	stride = (vs + 7) & ~7U;
+	if (vs < 8)
+		return -EINVAL;
+	v = calloc((size_t)ncpu, stride);
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(m), &key, v)) {
+		free(v);
+		return -errno;
+	}
+	*sum = 0;
+	for (c = 0; c < ncpu; c++) {
+		uint64_t w;
+
+		memcpy(&w, v + (size_t)c * stride, 8);
+		*sum += w;
+	}
+	free(v);
+	return 0;
+}
+
 #else /* !UXDP_BENCH_HAVE_LIBBPF */
+
+int kbpf_map_sum_u64(struct kbpf *k, const char *map, uint32_t key,
+		     uint64_t *sum)
+{
+	(void)k, (void)map, (void)key, (void)sum;
+	return -EOPNOTSUPP;
+}
+
+int kbpf_map_update(struct kbpf *k, const char *map, const void *key,
+		    const void *value)
+{
+	(void)k, (void)map, (void)key, (void)value;
+	return -EOPNOTSUPP;
+}
 
 int kbpf_load(const char *path, const char *func, struct kbpf **out,
 	      char *why, size_t whylen)

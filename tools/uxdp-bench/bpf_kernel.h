@@ -24,6 +24,13 @@ struct kbpf;
 int kbpf_load(const char *path, const char *func, struct kbpf **out,
 	      char *why, size_t whylen);
 void kbpf_close(struct kbpf *k);
+/* The control plane's update of map @map of @k's object (BPF_ANY): 0 or
+ * -errno (-ENOENT: no such map). */
+int kbpf_map_update(struct kbpf *k, const char *map, const void *key,
+		    const void *value);
+/* The first u64 of per-CPU map @map's value at @key, summed over CPUs. */
+int kbpf_map_sum_u64(struct kbpf *k, const char *map, uint32_t key,
+		     uint64_t *sum);
 
 /*
  * BPF_PROG_TEST_RUN: @repeat runs on @len bytes at @pkt. *@retval gets

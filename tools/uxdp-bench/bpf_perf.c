@@ -37,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/bpf.h>
 #include <uxdp/bpf.h>
 #include <uxdp/uxdp.h>
 
@@ -45,6 +46,7 @@
 #include "bpf_native.h"
 #include "dpdk_bpf.h"
 #include "instr.h"
+#include "../lib/katran.h"
 #include "report.h"
 
 #define BPF_PKT_LEN	64
@@ -61,7 +63,31 @@ struct bprog {
 	const char *what;
 	bool floor;		/* an empty program: no ratio of its own */
 	const char *path;	/* an object from elsewhere, for every side */
+	/* Its maps as a control plane would fill them, on each side that
+	 * runs it (NULL: none); such a program is not DPDK's, which has no
+	 * maps to fill. */
+	int (*seed)(tkatran_update_fn upd, void *ctx);
+	/* It rewrites the packet (an encapsulation): not the run path,
+	 * and on the test path a call (a fresh copy) per run. */
+	bool dev_only;
+	/* The program's own count of the packets it handled as it should
+	 * (the first u64 of a per-CPU map's value, summed): the kernel's
+	 * dev path checks no verdict, so this says how many of its frames
+	 * did the work measured. NULL: none. */
+	const char *count_map;
+	uint32_t count_key;
 };
+
+#ifdef UXDP_BENCH_KATRAN_O
+/* Katran's balancer with the bench's packet as a VIP's: 10.0.0.2, UDP
+ * 4791 (tools/lib/katran.h has the rest). */
+static int katran_seed(tkatran_update_fn upd, void *ctx)
+{
+	static const struct tkatran_vip vip = { 0x0a000002, 4791, 17 };
+
+	return tkatran_config(upd, ctx, &vip, 1);
+}
+#endif
 
 /* xdp-tools' objects as Debian installs them (libxdp1, xdp-tools). */
 #ifndef UXDP_BENCH_XDP_TOOLS_DIR
@@ -94,6 +120,12 @@ static const struct bprog bprogs[] = {
 	  "xdp-filter, allow mode, UDP: no port denied, the packet passed "
 	  "and counted", false,
 	  UXDP_BENCH_XDP_TOOLS_DIR "/xdpfilt_alw_udp.o" },
+#ifdef UXDP_BENCH_KATRAN_O
+	{ "katran", "balancer_ingress", UXDP_TX,
+	  "Katran's balancer (UXDP_KATRAN_DIR): the packet a VIP's, hashed to "
+	  "one of two reals, IPIP-encapsulated, XDP_TX", false,
+	  UXDP_BENCH_KATRAN_O, katran_seed, true, "stats", 0 },
+#endif
 };
 
 #define NPROGS		(sizeof(bprogs) / sizeof(bprogs[0]))
@@ -303,6 +335,7 @@ struct bcase {
 	struct dpdk_bpf *dp;		/* SIDE_DPDK_* */
 	const unsigned char *pkt;	/* PATH_TEST's data_in */
 	double wall_sum;		/* the kernel's call, ns per run, summed */
+	uint64_t sent;			/* SIDE_KERNEL: frames or calls run */
 	unsigned int kns_n;
 	struct bench_variant *v;
 	int idx;			/* into the variant array */
@@ -337,6 +370,7 @@ static int run_dev(struct bcase *c, uint64_t ops, double *out)
 			return n;
 		}
 		out[0] = bench_ns((double)t0) / (double)ops;
+		c->sent += ops;
 		return 0;
 	}
 
@@ -378,6 +412,53 @@ static int run_direct(struct bcase *c, uint64_t ops, double *out)
 		return -EPROTO;
 	}
 	out[0] = bench_ns((double)(t1 - t0)) / (double)ops;
+	return 0;
+}
+
+/*
+ * The test path for a program that rewrites its packet: a call per run,
+ * each on a fresh copy (repeat 1), timed by each side itself (the
+ * kernel's duration, uxdp_bpf_prog_test_run's): the same measure for
+ * both, a run's own time with a clock read around it.
+ */
+static int run_test_fresh(struct bcase *c, uint64_t ops, double *out)
+{
+	uint64_t i, sum = 0, ticks;
+	uint32_t retval, kns;
+	int err;
+
+	for (i = 0; i < ops; i++) {
+		if (c->side == SIDE_KERNEL) {
+			err = kbpf_test_run(c->k, c->pkt, BPF_PKT_LEN, 1,
+					    &retval, &kns, &ticks);
+			if (err) {
+				bench_why("BPF_PROG_TEST_RUN: %s",
+					  strerror(-err));
+				return err;
+			}
+		} else {
+			UXDP_DECLARE_OPTS(uxdp_bpf_test_run_opts, t,
+					  .data_in = c->pkt,
+					  .data_size_in = BPF_PKT_LEN);
+
+			err = uxdp_bpf_prog_test_run(c->prog, &t);
+			if (err) {
+				bench_why("uxdp_bpf_prog_test_run: %s",
+					  uxdp_errmsg());
+				return err;
+			}
+			retval = t.retval;
+			kns = t.duration;
+		}
+		if (retval != c->p->verdict) {
+			bench_why("%s: verdict %u, want %u", c->label, retval,
+				  c->p->verdict);
+			return -EPROTO;
+		}
+		sum += kns;
+	}
+	out[0] = (double)sum / (double)ops;
+	c->sent += ops;
 	return 0;
 }
 
@@ -467,7 +548,8 @@ static int run_case(void *arg, uint64_t ops, double *out)
 	case PATH_RUN:
 		return run_direct(c, ops, out);
 	default:
-		return run_test(c, ops, out);
+		return c->p->dev_only ? run_test_fresh(c, ops, out) :
+		       run_test(c, ops, out);
 	}
 }
 
@@ -493,8 +575,11 @@ static unsigned int dev_seq;
 static int case_setup(struct bcase *c, struct bprog_state *st,
 		      const unsigned char *pkt)
 {
+	/* A program that rewrites the packet gets the template afresh in
+	 * each (a 64-byte copy per packet, counted in its figure). */
 	UXDP_DECLARE_OPTS(uxdp_null_opts, no, .rx_template = pkt,
-			  .rx_template_len = BPF_PKT_LEN);
+			  .rx_template_len = BPF_PKT_LEN,
+			  .flags = c->p->dev_only ? UXDP_NULL_F_REWRITE : 0);
 	char name[16];
 
 	c->pkt = pkt;
@@ -530,12 +615,28 @@ static void case_teardown(struct bcase *c)
 	free(c->fb.frame);
 }
 
+/* tools/lib/katran.h's callbacks: a map update on either side. */
+static int seed_uxdp(void *ctx, const char *map, const void *key,
+		     const void *value)
+{
+	struct uxdp_bpf_map *m = uxdp_bpf_object_find_map(ctx, map);
+
+	return m ? uxdp_bpf_map_update(m, key, value, BPF_ANY) : -ENOENT;
+}
+
+static int seed_kernel(void *ctx, const char *map, const void *key,
+		       const void *value)
+{
+	return kbpf_map_update(ctx, map, key, value);
+}
+
 static void prog_state_setup(const char *dir, const struct bprog *p,
 			     struct bprog_state *st, bool no_dpdk,
 			     const unsigned char *pkt)
 {
 	uxdp_prog_fn fn;
 	char path[512];
+	unsigned int i;
 	int err;
 
 	memset(st, 0, sizeof(*st));
@@ -551,6 +652,14 @@ static void prog_state_setup(const char *dir, const struct bprog *p,
 	if (!st->prog[SIDE_NATIVE])
 		snprintf(st->why[SIDE_NATIVE], sizeof(st->why[0]), "%s",
 			 fn ? uxdp_errmsg() : "no native C version (yet)");
+	for (i = 0; p->seed && i < 2; i++)
+		if (st->obj[i] && (err = p->seed(seed_uxdp, st->obj[i]))) {
+			snprintf(st->why[i ? SIDE_INTERP : SIDE_JIT],
+				 sizeof(st->why[0]), "configuring its maps: "
+				 "%s", uxdp_errmsg());
+			uxdp_prog_put(st->prog[i ? SIDE_INTERP : SIDE_JIT]);
+			st->prog[i ? SIDE_INTERP : SIDE_JIT] = NULL;
+		}
 	/* A program uxdp refuses (a part-2 map) is a skip, said with the
 	 * refusal; so is a kernel without privilege, and DPDK's limits. */
 	st->unavailable[SIDE_JIT] = !st->prog[SIDE_JIT];
@@ -560,6 +669,12 @@ static void prog_state_setup(const char *dir, const struct bprog *p,
 	obj_path(path, sizeof(path), dir, p, "v3");
 	err = kbpf_load(path, p->func, &st->k, st->why[SIDE_KERNEL],
 			sizeof(st->why[0]));
+	if (!err && p->seed && (err = p->seed(seed_kernel, st->k))) {
+		snprintf(st->why[SIDE_KERNEL], sizeof(st->why[0]),
+			 "configuring its maps: %s", strerror(-err));
+		kbpf_close(st->k);
+		st->k = NULL;
+	}
 	st->unavailable[SIDE_KERNEL] = err != 0;
 	if (err)
 		snprintf(st->kv_why, sizeof(st->kv_why), "%s",
@@ -572,6 +687,11 @@ static void prog_state_setup(const char *dir, const struct bprog *p,
 	if (no_dpdk) {
 		snprintf(st->why[SIDE_DPDK_JIT], sizeof(st->why[0]),
 			 "--no-dpdk");
+		err = 1;
+	} else if (p->seed) {
+		snprintf(st->why[SIDE_DPDK_JIT], sizeof(st->why[0]),
+			 "its maps are a control plane's to fill; DPDK's "
+			 "librte_bpf gives the program only empty ones");
 		err = 1;
 	} else {
 		obj_path(path, sizeof(path), dir, p, "v1");
@@ -1042,6 +1162,47 @@ static void report_figures(struct bcase *cs, unsigned int nc,
 		report_ratios(cs, nc, runs, &peer_defs[t], false);
 }
 
+/*
+ * What the kernel's dev path did: its generator's frames are recycled
+ * pages whose contents a rewriting program changed (only their pointers
+ * are reset), so its figure is the real work's only as far as the
+ * program's own count says. uxdp's dev path checks every verdict.
+ */
+static void report_counts(struct bcase *cs, unsigned int nc)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < nc; i++) {
+		struct bcase *c = &cs[i];
+		uint64_t n = 0, tested = 0, dev;
+
+		if (c->side != SIDE_KERNEL || c->path != PATH_DEV ||
+		    !c->p->count_map || !c->sent)
+			continue;
+		if (kbpf_map_sum_u64(c->k, c->p->count_map, c->p->count_key,
+				     &n))
+			continue;
+		/* The object's count has the test path's calls too, each on a
+		 * fresh packet whose verdict was checked. */
+		for (j = 0; j < nc; j++)
+			if (cs[j].p == c->p && cs[j].side == SIDE_KERNEL &&
+			    cs[j].path == PATH_TEST)
+				tested += cs[j].sent;
+		dev = n > tested ? n - tested : 0;
+		report_note("bpf", "%s on kernel, dev path: the program "
+			    "counted %llu of the %llu frames sent as it should "
+			    "(%.1f%%)%s", c->p->name, (unsigned long long)dev,
+			    (unsigned long long)c->sent,
+			    100.0 * (double)dev / (double)c->sent,
+			    dev < c->sent / 100 * 99 ? ": the generator reuses "
+			    "pages the program rewrote, so the rest took a "
+			    "cheaper path and the figure is a floor of the "
+			    "kernel's cost, not its cost; the test path's "
+			    "(a fresh packet a call) is the one to compare" :
+			    "");
+	}
+}
+
 int bench_bpf(const struct bench_opts *o)
 {
 	const char *dir = bpf_dir(o);
@@ -1083,6 +1244,19 @@ int bench_bpf(const struct bench_opts *o)
 
 				if (!side_on_path((enum side)s, (enum path)pa))
 					continue;
+				if (bprogs[i].dev_only && pa == PATH_RUN) {
+					if (s == SIDE_JIT)
+						report_note("bpf", "%s on the "
+							    "%s path: skipped: "
+							    "it rewrites the "
+							    "packet; the dev "
+							    "and test paths "
+							    "give each run a "
+							    "fresh one",
+							    bprogs[i].name,
+							    path_names[pa]);
+					continue;
+				}
 				if (s == SIDE_KERNEL && pa == PATH_DEV &&
 				    st[i].kv_err < 0) {
 					bench_fail("bpf", "%s on kernel, dev "
@@ -1127,6 +1301,9 @@ int bench_bpf(const struct bench_opts *o)
 					       (ops + 3) / 4 : ops,
 					.nmetrics = 1,
 				};
+				/* A call per run there: a sixteenth. */
+				if (bprogs[i].dev_only && pa == PATH_TEST)
+					v[nv].ops = (v[nv].ops + 15) / 16;
 				c->v = &v[nv++];
 				nc++;
 			}
@@ -1157,6 +1334,7 @@ int bench_bpf(const struct bench_opts *o)
 	bench_run(v, nv, o->runs, "bpf", o->quiet);
 	failed = bench_check(v, nv, "bpf");
 	report_figures(cs, nc, o->runs);
+	report_counts(cs, nc);
 	failed += report_safety(st);
 	if (o->instructions)
 		failed += bpf_instructions(o, dir, st);
