@@ -846,7 +846,7 @@ static const struct tcase cases[] = {
 		.runs = { RUN(64, -1, 0, 0, XDP_PASS) },
 	},
 	{
-		"redirect through a map and a tail call",
+		"redirect_map through an array (the kernel's map rule)",
 		{
 			MOV64_REG(6, 1),
 			LD_MAP(2, M_PROGS),
@@ -858,7 +858,7 @@ static const struct tcase cases[] = {
 			CALL(BPF_FUNC_redirect_map),
 			EXIT,
 		},
-		ACCEPT, NULL, C(0, 0, 0, 0),
+		REJECT, "redirect_map takes a devmap or an xskmap",
 		.runs = { RUN(64, -1, 0, 0, 0) },
 	},
 	{

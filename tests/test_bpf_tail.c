@@ -80,6 +80,17 @@ static uint64_t res(struct uxdp_bpf_object *obj, uint32_t k)
 	return sum;
 }
 
+/* The chain's length for the last IPv4 packet (a plain array). */
+static uint64_t chain(struct uxdp_bpf_object *obj)
+{
+	uint64_t v = 0;
+	uint32_t k = 0;
+
+	assert_int_equal(uxdp_bpf_map_lookup(map_of(obj, "chain"), &k, &v, 0),
+			 0);
+	return v;
+}
+
 /* Ethernet frames of 60 bytes: IPv4/UDP, IPv4/TCP, IPv6, VLAN, ARP,
  * another type. */
 enum { P_UDP, P_TCP, P_V6, P_VLAN, P_ARP, P_OTHER };
@@ -162,12 +173,12 @@ static void test_static_and_runs(void **state)
 		assert_int_equal(res(obj, 0), 1);
 		assert_int_equal(res(obj, 1), 1);
 		assert_int_equal(res(obj, 2), 32);
-		assert_int_equal(res(obj, 3), 32);
+		assert_int_equal(chain(obj), 32);
 		assert_int_equal(res(obj, 4), 0);
 		/* A second packet: the count is per run. */
 		assert_int_equal(run(entry, P_UDP, out), UXDP_PASS);
 		assert_int_equal(res(obj, 2), 64);
-		assert_int_equal(res(obj, 3), 32);
+		assert_int_equal(chain(obj), 32);
 		/* TCP: ipv4's own verdict. */
 		assert_int_equal(run(entry, P_TCP, out), UXDP_TX);
 		assert_int_equal(res(obj, 1), 3);

@@ -142,7 +142,7 @@ while IFS="$t_tab" read -r p why <&3; do
 	out_has "^$p: refused: prog $p: insn [0-9]+ \(.*\): $why" "check $p.o"
 done 3<<'LIST'
 refuse_queue	map flows \(type queue\): not supported
-refuse_redirect	helper bpf_redirect \(23\): not supported
+refuse_fib	helper bpf_fib_lookup \(69\): not supported
 refuse_nonxdp	helper bpf_get_current_pid_tgid \(14\): not callable from XDP
 refuse_kfunc	calls kfunc bpf_xdp_metadata_rx_timestamp
 refuse_ksym	a kernel variable \(extern __ksym\)
@@ -486,8 +486,8 @@ expect 1 "its XDP programs: sec_xdp, sec_frags, sec_devmap, sec_cpumap, sec_old$
 	--prog "$dir/sections.o:nosuch" null:a
 expect 1 "^uxdp-fwd: --prog .*sections\.o:sec_tc: program 'sec_tc' \(section 'tc'\) is not an XDP program" \
 	--prog "$dir/sections.o:sec_tc" null:a
-expect 1 "^uxdp-fwd: --prog .*refuse_redirect\.o: prog refuse_redirect: insn [0-9]+ \(call 23\): helper bpf_redirect" \
-	--prog "$dir/refuse_redirect.o" null:a
+expect 1 "^uxdp-fwd: --prog .*refuse_fib\.o: prog refuse_fib: insn [0-9]+ \(call 69\): helper bpf_fib_lookup" \
+	--prog "$dir/refuse_fib.o" null:a
 expect 1 "junk\.o" --prog "$tmp/junk.o" null:a
 
 # The bytes: macswap.o reflecting a replayed file (pcap: ports, if built).

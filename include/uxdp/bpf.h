@@ -368,6 +368,17 @@ void uxdp_bpf_map_close(struct uxdp_bpf_map *map);
 uint32_t uxdp_bpf_map_id(const struct uxdp_bpf_map *map);
 struct uxdp_bpf_map *uxdp_bpf_map_get_by_id(uint32_t id);
 
+/*
+ * An XSKMAP's slot @key holds AF_XDP socket @xsk (NULL empties it): what
+ * the kernel's update with the socket's descriptor does (a uxdp socket
+ * has none; uxdp_bpf_map_update on an xskmap is -EOPNOTSUPP). A socket
+ * destroyed while in the map leaves it. 0, -EINVAL (not a loaded
+ * xskmap), -E2BIG.
+ */
+struct uxdp_xsk;
+int uxdp_bpf_xskmap_set(struct uxdp_bpf_map *map, uint32_t key,
+			struct uxdp_xsk *xsk);
+
 #ifdef __cplusplus
 }
 #endif

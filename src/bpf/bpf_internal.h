@@ -678,6 +678,11 @@ struct uxdp_bpf_map_ops {
 	/* Optional: what lddw src 5 of the map gives a program, when not
 	 * the map itself (a prog_array's struct uxdp_bpf_prog_array). */
 	void *(*map_lddw)(struct uxdp_bpf_map *map);
+
+	/* Redirect maps (map_redirect.c): bpf_redirect_map's verdict, the
+	 * target set for the poll. */
+	uint32_t (*map_redirect)(struct uxdp_bpf_map *map, uint32_t key,
+				 uint64_t flags);
 };
 #define UXDP_BPF_GEN_LOOKUP_MAX	16
 
@@ -741,6 +746,12 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_prog_array_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_lpm_trie_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_array_of_maps_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_hash_of_maps_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_devmap_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_xskmap_ops;
+
+/* bpf_redirect(ifindex, flags) (map_redirect.c): the verdict, the device
+ * of @ifindex set as the poll's target. */
+uint32_t uxdp_bpf_redirect_ifindex(uint32_t ifindex, uint64_t flags);
 
 /* An array's get_next_key (every index; map_array.c), for every family
  * indexed by a u32 below max_entries. */

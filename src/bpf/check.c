@@ -390,7 +390,8 @@ static int check_lddw(const struct env *e, uint32_t i)
 	if (in->src_reg == BPF_PSEUDO_MAP_IDX)
 		return 0;
 	m = &b->maps[in->imm];
-	if (!m->values || m->max_entries != 1)
+	if (!m->values || m->max_entries != 1 ||
+	    (m->type && m->type != BPF_MAP_TYPE_ARRAY))
 		return insn_fail(e, i, "direct value access to map %s: not "
 				 "an array of one", map_name(e, in->imm));
 	if ((uint32_t)in[1].imm >= m->value_size)
@@ -2331,6 +2332,16 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 				   "prog_array", map_name(e, map)))
 				return -EINVAL;
 			/* The kernel's check_map_func_compatibility. */
+			if ((id == BPF_FUNC_redirect_map) !=
+			    (e->b->maps[map].type == BPF_MAP_TYPE_DEVMAP ||
+			     e->b->maps[map].type == BPF_MAP_TYPE_XSKMAP) &&
+			    (id == BPF_FUNC_redirect_map ||
+			     id != BPF_FUNC_map_lookup_elem) &&
+			    REFUSE(e, i, "%s on map %s (type %u): redirect_map "
+				   "takes a devmap or an xskmap, and those take "
+				   "only it and map_lookup_elem", name,
+				   map_name(e, map), e->b->maps[map].type))
+				return -EINVAL;
 			if (id != BPF_FUNC_map_lookup_elem &&
 			    (e->b->maps[map].type ==
 			     BPF_MAP_TYPE_ARRAY_OF_MAPS ||

@@ -587,6 +587,25 @@ static uint64_t h_csum_diff(uint64_t r1, uint64_t r2, uint64_t r3,
 	return csum_from32to16(v);
 }
 
+/* ---- redirects (map_redirect.c) ----------------------------------------------- */
+
+static uint64_t h_redirect(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+			   uint64_t r5)
+{
+	(void)r3, (void)r4, (void)r5;
+	return uxdp_bpf_redirect_ifindex((uint32_t)r1, r2);
+}
+
+static uint64_t h_redirect_map(uint64_t r1, uint64_t r2, uint64_t r3,
+			       uint64_t r4, uint64_t r5)
+{
+	struct uxdp_bpf_map *map = ptr(r1);
+
+	(void)r4, (void)r5;
+	/* The safety pass let only redirect maps through. */
+	return map->ops->map_redirect(map, (uint32_t)r2, r3);
+}
+
 /* ---- the table ---------------------------------------------------------------- */
 
 #define A(x)	UXDP_BPF_ARG_##x
@@ -619,6 +638,8 @@ static const struct uxdp_bpf_helper helpers[] = {
 	       A(MEM_WR), A(SIZE)),
 	HELPER(xdp_store_bytes, xdp_store_bytes, INT, A(CTX), A(ANY), A(MEM),
 	       A(SIZE)),
+	HELPER(redirect, redirect, INT, A(ANY), A(ANY)),
+	HELPER(redirect_map, redirect_map, INT, A(MAP), A(ANY), A(ANY)),
 };
 
 #undef HELPER
@@ -652,8 +673,8 @@ const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len)
 
 /* What the kernel lets XDP programs call that uxdp brings in part 2. */
 static const uint16_t part2_ids[] = {
-	BPF_FUNC_redirect, BPF_FUNC_perf_event_output,
-	BPF_FUNC_get_numa_node_id, BPF_FUNC_redirect_map,
+	BPF_FUNC_perf_event_output,
+	BPF_FUNC_get_numa_node_id,
 	BPF_FUNC_fib_lookup, BPF_FUNC_map_push_elem, BPF_FUNC_map_pop_elem,
 	BPF_FUNC_map_peek_elem, BPF_FUNC_spin_lock, BPF_FUNC_spin_unlock,
 	BPF_FUNC_jiffies64, BPF_FUNC_xdp_output, BPF_FUNC_ringbuf_output,

@@ -34,10 +34,10 @@
 	X(BPF_MAP_TYPE_LPM_TRIE,	"lpm_trie",	&uxdp_bpf_lpm_trie_ops) \
 	X(BPF_MAP_TYPE_ARRAY_OF_MAPS,	"array_of_maps", &uxdp_bpf_array_of_maps_ops) \
 	X(BPF_MAP_TYPE_HASH_OF_MAPS,	"hash_of_maps",	&uxdp_bpf_hash_of_maps_ops) \
-	X(BPF_MAP_TYPE_DEVMAP,		"devmap",	NULL)		\
+	X(BPF_MAP_TYPE_DEVMAP,		"devmap",	&uxdp_bpf_devmap_ops) \
 	X(BPF_MAP_TYPE_SOCKMAP,		"sockmap",	NULL)		\
 	X(BPF_MAP_TYPE_CPUMAP,		"cpumap",	NULL)		\
-	X(BPF_MAP_TYPE_XSKMAP,		"xskmap",	NULL)		\
+	X(BPF_MAP_TYPE_XSKMAP,		"xskmap",	&uxdp_bpf_xskmap_ops) \
 	X(BPF_MAP_TYPE_SOCKHASH,	"sockhash",	NULL)		\
 	X(BPF_MAP_TYPE_CGROUP_STORAGE,	"cgroup_storage", NULL)		\
 	X(BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, "reuseport_sockarray", NULL) \

@@ -55,7 +55,8 @@ static int reg_add(struct uxdp_dev *dev)
 		return uxdp_fail(ENOSPC, "dev: more than %d devices", MAX_DEVS);
 	}
 	dev->ifindex = slot + 1;
-	reg[slot] = dev;
+	/* Release: dev_by_ifindex_rcu() finds it initialised. */
+	__atomic_store_n(&reg[slot], dev, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&reg_lock);
 	return 0;
 }
@@ -64,8 +65,19 @@ static void reg_del(struct uxdp_dev *dev)
 {
 	pthread_mutex_lock(&reg_lock);
 	if (dev->ifindex && reg[dev->ifindex - 1] == dev)
-		reg[dev->ifindex - 1] = NULL;
+		__atomic_store_n(&reg[dev->ifindex - 1], NULL,
+				 __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&reg_lock);
+}
+
+/* A poll's lookup (bpf_redirect): no lock; the device's destroy takes it
+ * out of the registry and then waits for a grace period, so inside a
+ * read-side section what this returns stays valid. */
+struct uxdp_dev *dev_by_ifindex_rcu(uint32_t ifindex)
+{
+	if (!ifindex || ifindex > MAX_DEVS)
+		return NULL;
+	return __atomic_load_n(&reg[ifindex - 1], __ATOMIC_ACQUIRE);
 }
 
 static void dev_free_mem(struct uxdp_dev *dev)

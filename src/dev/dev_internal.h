@@ -121,4 +121,8 @@ int dev_rxq_bind_xsk_pool(struct uxdp_dev *dev, uint32_t q,
 /* Take every queue of @dev out of its poll group (destroy). */
 void group_forget_dev(struct uxdp_dev *dev);
 
+/* The device of @ifindex, or NULL, for a caller inside a read-side
+ * section (dev.c): no lock. */
+struct uxdp_dev *dev_by_ifindex_rcu(uint32_t ifindex);
+
 #endif /* UXDP_DEV_INTERNAL_H */

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * BPF_MAP_TYPE_DEVMAP and BPF_MAP_TYPE_XSKMAP (the kernel's devmap.c and
+ * xskmap.c): the targets bpf_redirect_map() sends a packet to, carried out
+ * by the xdp layer's redirect maps (struct uxdp_map: a slot per key, a
+ * per-CPU bulk queue per target, flushed once per poll, a device taken
+ * out of every map when it is destroyed).
+ *
+ * Beside the struct uxdp_map, the values a program's lookup reads and the
+ * control plane's gives back, one 8-byte element per key:
+ *
+ *	DEVMAP	struct bpf_devmap_val { u32 ifindex; u32 prog; }
+ *	XSKMAP	u32: the key (a program only tests the result for NULL)
+ *
+ * A lookup finds a value only while the slot holds a target (so not after
+ * its device went away). A program may not write them (BPF_F_RDONLY_PROG,
+ * set as the kernel sets it for devmaps), nor update or delete (the
+ * safety pass refuses it, as the kernel's verifier).
+ *
+ * Not yet: DEVMAP_HASH, BPF_F_BROADCAST (a run asking for it ends
+ * XDP_ABORTED, counted and printed once), a devmap entry's second-stage
+ * program (its update is -EOPNOTSUPP).
+ */
+#include "../internal.h"
+
+#include <stdlib.h>
+
+#include <uxdp/xdp.h>
+#include <uxdp/xsk.h>
+#include <uxdp/bpf.h>
+
+#include "bpf_internal.h"
+#include "../dev/dev_internal.h"
+#include "../xdp/xdp_internal.h"
+
+/* The kernel's DEV_CREATE_FLAG_MASK (and xskmap's): BPF_F_RDONLY_PROG is
+ * the kernel's own to set. */
+#define RDR_CREATE_FLAGS	(BPF_F_NUMA_NODE | BPF_F_RDONLY | BPF_F_WRONLY)
+#define RDR_MAX_ENTRIES		(1U << 20)	/* struct uxdp_map's */
+
+struct rdr_map {
+	struct uxdp_bpf_map map;
+	struct uxdp_map *um;
+};
+
+static inline struct rdr_map *to_rdr(const struct uxdp_bpf_map *m)
+{
+	return (struct rdr_map *)m;
+}
+
+static inline bool is_dev(const struct uxdp_bpf_map *m)
+{
+	return m->type == BPF_MAP_TYPE_DEVMAP;
+}
+
+static int rdr_alloc_check(const struct uxdp_bpf_map *m)
+{
+	bool vs_ok = is_dev(m) ? m->value_size == 4 || m->value_size == 8 :
+				 m->value_size == 4;
+
+	if (!m->max_entries || m->key_size != 4 || !vs_ok ||
+	    (m->map_flags & ~RDR_CREATE_FLAGS))
+		return uxdp_fail(EINVAL, "map %s: a%s needs key_size 4, "
+				 "value_size %s, max_entries above 0 and known "
+				 "flags (key_size %u, value_size %u, "
+				 "max_entries %u, map_flags 0x%x)", m->name,
+				 is_dev(m) ? " devmap" : "n xskmap",
+				 is_dev(m) ? "4 or 8" : "4", m->key_size,
+				 m->value_size, m->max_entries, m->map_flags);
+	if (m->max_entries > RDR_MAX_ENTRIES)
+		return uxdp_fail(E2BIG, "map %s: max_entries %u: uxdp's redirect "
+				 "maps have at most %u", m->name,
+				 m->max_entries, RDR_MAX_ENTRIES);
+	return 0;
+}
+
+static int rdr_alloc(struct uxdp_bpf_map *m)
+{
+	struct rdr_map *r = to_rdr(m);
+	uint64_t size = (uint64_t)m->max_entries * 8;
+
+	r->um = uxdp_map_create(m->max_entries);
+	if (!r->um)
+		return uxdp_fail(ENOMEM, "map %s: %s", m->name, uxdp_errmsg());
+	size = (size + UXDP_CACHE_LINE - 1) & ~(uint64_t)(UXDP_CACHE_LINE - 1);
+	if (posix_memalign((void **)&m->values, UXDP_CACHE_LINE, size)) {
+		uxdp_map_destroy(r->um);
+		r->um = NULL;
+		return uxdp_fail(ENOMEM, "map %s: out of memory", m->name);
+	}
+	memset(m->values, 0, size);
+	m->values_size = size;
+	/* As the kernel does for devmaps: a lookup's value is not the
+	 * program's to write. */
+	m->map_flags |= BPF_F_RDONLY_PROG;
+	return 0;
+}
+
+static void rdr_free(struct uxdp_bpf_map *m)
+{
+	struct rdr_map *r = to_rdr(m);
+
+	uxdp_map_destroy(r->um);
+	free(m->values);
+	m->values = NULL;
+}
+
+/* Slot @k holds @t (NULL: empty), value @v (8 bytes) written first. */
+static void rdr_set(struct rdr_map *r, uint32_t k, struct uxdp_xdp_target *t,
+		    const uint8_t *v)
+{
+	uint8_t *e = r->map.values + (uint64_t)k * 8;
+
+	if (t)
+		memcpy(e, v, 8);
+	/* Release (uxdp_map_update): a program that finds the target
+	 * finds the value written. */
+	uxdp_map_update(r->um, k, t);
+	if (!t)
+		memset(e, 0, 8);
+}
+
+static int rdr_lookup(const struct uxdp_bpf_map *m, const void *key,
+		      void *value, uint64_t flags)
+{
+	struct rdr_map *r = to_rdr(m);
+	uint32_t k;
+
+	(void)flags;
+	/* The kernel's xskmap has no lookup from user space. */
+	if (!is_dev(m))
+		return uxdp_fail(EOPNOTSUPP, "map %s: an xskmap has no "
+				 "control-plane lookup", m->name);
+	memcpy(&k, key, sizeof(k));
+	if (k >= m->max_entries || !uxdp_map_lookup(r->um, k))
+		return -ENOENT;
+	memcpy(value, m->values + (uint64_t)k * 8, m->value_size);
+	return 0;
+}
+
+static int rdr_update(struct uxdp_bpf_map *m, const void *key,
+		      const void *value, uint64_t flags)
+{
+	struct rdr_map *r = to_rdr(m);
+	uint32_t k, v[2] = { 0, 0 };
+	struct uxdp_dev *dev;
+
+	memcpy(&k, key, sizeof(k));
+	if (!is_dev(m))
+		return uxdp_fail(EOPNOTSUPP, "map %s: an xskmap's values are "
+				 "sockets: uxdp_bpf_xskmap_set() puts a uxdp "
+				 "socket in (the kernel's update takes its "
+				 "file descriptor)", m->name);
+	/* dev_map_update_elem's order. */
+	if (flags > BPF_EXIST)
+		return -EINVAL;
+	if (k >= m->max_entries)
+		return -E2BIG;
+	if (flags == BPF_NOEXIST)
+		return -EEXIST;
+	memcpy(v, value, m->value_size);
+	if (v[1])
+		return uxdp_fail(EOPNOTSUPP, "map %s: a devmap entry's program "
+				 "(bpf_prog %u) is not supported yet", m->name,
+				 v[1]);
+	if (!v[0]) {
+		/* ifindex 0: no device (the kernel's empty entry). */
+		rdr_set(r, k, NULL, NULL);
+		return 0;
+	}
+	dev = uxdp_dev_get_by_index(v[0]);
+	if (!dev)
+		return uxdp_fail(EINVAL, "map %s: no device has ifindex %u",
+				 m->name, v[0]);
+	rdr_set(r, k, uxdp_dev_target(dev), (const uint8_t *)v);
+	return 0;
+}
+
+static int rdr_delete(struct uxdp_bpf_map *m, const void *key)
+{
+	uint32_t k;
+
+	memcpy(&k, key, sizeof(k));
+	/* dev_map_delete_elem and xsk_map_delete_elem: 0 for an empty slot
+	 * too. */
+	if (k >= m->max_entries)
+		return -EINVAL;
+	rdr_set(to_rdr(m), k, NULL, NULL);
+	return 0;
+}
+
+UXDP_EXPORT int uxdp_bpf_xskmap_set(struct uxdp_bpf_map *map, uint32_t key,
+				    struct uxdp_xsk *xsk)
+{
+	uint32_t v[2] = { key, 0 };
+
+	uxdp_clear_err();
+	if (!map || map->type != BPF_MAP_TYPE_XSKMAP || !map->created)
+		return uxdp_fail(EINVAL, "map %s: not a loaded xskmap",
+				 map ? map->name : "(null)");
+	if (key >= map->max_entries)
+		return uxdp_fail(E2BIG, "map %s: slot %u of %u", map->name, key,
+				 map->max_entries);
+	rdr_set(to_rdr(map), key, xsk ? uxdp_xsk_target(xsk) : NULL,
+		(const uint8_t *)v);
+	return 0;
+}
+
+/* A program's lookup: the value while the slot holds a target. */
+static void *rdr_lookup_elem(struct uxdp_bpf_map *m, const void *key)
+{
+	struct rdr_map *r = to_rdr(m);
+	uint32_t k;
+
+	memcpy(&k, key, sizeof(k));
+	if (unlikely(k >= m->max_entries) || !uxdp_map_lookup(r->um, k))
+		return NULL;
+	return m->values + (uint64_t)k * 8;
+}
+
+/* bpf_redirect_map: the kernel's __bpf_xdp_redirect_map. */
+static uint32_t rdr_redirect(struct uxdp_bpf_map *m, uint32_t key,
+			     uint64_t flags)
+{
+	static uint32_t warned;
+	uint64_t allowed = 3 | (is_dev(m) ? BPF_F_BROADCAST |
+					    BPF_F_EXCLUDE_INGRESS : 0);
+	struct uxdp_xdp_target *t;
+	struct uxdp_xdp_cpu *cpu;
+
+	if (unlikely(flags & ~allowed))
+		return UXDP_ABORTED;
+	if (unlikely(flags & BPF_F_BROADCAST)) {
+		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+			uxdp_pr(UXDP_WARN, "bpf: map %s: bpf_redirect_map with "
+				"BPF_F_BROADCAST is not supported yet: the run "
+				"ends XDP_ABORTED (printed once)\n", m->name);
+		return UXDP_ABORTED;
+	}
+	t = uxdp_map_lookup(to_rdr(m)->um, key);
+	if (!t)
+		return (uint32_t)(flags & 3);
+	/* Outside a poll (a test run) there is nowhere to send it: the
+	 * verdict only, as the kernel's test run. */
+	cpu = uxdp_tls_cpu;
+	if (cpu)
+		cpu->ri_target = t;
+	return UXDP_REDIRECT;
+}
+
+/* bpf_redirect(ifindex, flags): the kernel's bpf_xdp_redirect. An
+ * ifindex no device has is a REDIRECT with no target, which the poll
+ * counts (redirect_no_target) and drops. */
+uint32_t uxdp_bpf_redirect_ifindex(uint32_t ifindex, uint64_t flags)
+{
+	struct uxdp_xdp_cpu *cpu = uxdp_tls_cpu;
+	struct uxdp_dev *dev;
+
+	if (unlikely(flags))
+		return UXDP_ABORTED;
+	if (cpu) {
+		dev = dev_by_ifindex_rcu(ifindex);
+		cpu->ri_target = dev ? uxdp_dev_target(dev) : NULL;
+	}
+	return UXDP_REDIRECT;
+}
+
+#define RDR_OPS								\
+	.map_size = sizeof(struct rdr_map),				\
+	.map_alloc_check = rdr_alloc_check,				\
+	.map_alloc = rdr_alloc,						\
+	.map_free = rdr_free,						\
+	.map_lookup = rdr_lookup,					\
+	.map_update = rdr_update,					\
+	.map_delete = rdr_delete,					\
+	.map_get_next_key = uxdp_bpf_array_next_key,			\
+	.map_lookup_elem = rdr_lookup_elem,				\
+	.map_redirect = rdr_redirect
+
+const struct uxdp_bpf_map_ops uxdp_bpf_devmap_ops = { RDR_OPS };
+const struct uxdp_bpf_map_ops uxdp_bpf_xskmap_ops = { RDR_OPS };
