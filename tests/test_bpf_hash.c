@@ -67,6 +67,9 @@ static void test_definitions(void **state)
 		{ BPF_MAP_TYPE_LRU_HASH, 4, 8, 1, 0, 0 },
 		{ BPF_MAP_TYPE_LRU_HASH, 4, 8, 1, BPF_F_NO_COMMON_LRU, 0 },
 		{ BPF_MAP_TYPE_LRU_HASH, 4, 8, 1, BPF_F_NO_PREALLOC, -524 },
+		/* uxdp's limit of an LRU's preallocated slots (2^30 bytes). */
+		{ BPF_MAP_TYPE_LRU_HASH, 4, 8, 89478486, 0, -E2BIG },
+		{ BPF_MAP_TYPE_LRU_PERCPU_HASH, 4, 8, 1U << 31, 0, -E2BIG },
 		{ BPF_MAP_TYPE_LRU_HASH, 4, 8, 1,
 		  BPF_F_NO_COMMON_LRU | BPF_F_NUMA_NODE, -EINVAL },
 		{ BPF_MAP_TYPE_LRU_PERCPU_HASH, 4, 8, 1, 0, 0 },

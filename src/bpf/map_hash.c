@@ -97,6 +97,9 @@ static inline bool is_percpu(const struct uxdp_bpf_map *m)
 	       m->type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
 }
 
+/* The most bytes of an LRU's slot arrays (its preallocated part). */
+#define LRU_MAX_BYTES	(1ULL << 30)
+
 static inline bool is_lru(const struct uxdp_bpf_map *m)
 {
 	return m->type == BPF_MAP_TYPE_LRU_HASH ||
@@ -231,6 +234,16 @@ static int htab_map_alloc_check(const struct uxdp_bpf_map *m)
 		return uxdp_fail(E2BIG, "map %s: per-CPU values of %u bytes: "
 				 "the most is %u", m->name, m->value_size,
 				 HTAB_PCPU_MAX_ELEM);
+	/* An LRU's slots are made at once (12 bytes each): uxdp's limit, as
+	 * the arrays' (docs/semantics.md), so that an object cannot make it
+	 * allocate the machine (fuzz_bpf_elf: 2^31 entries, 24 GiB). */
+	if (is_lru(m) && (uint64_t)m->max_entries *
+	    (sizeof(struct htab_elem *) + sizeof(uint32_t)) > LRU_MAX_BYTES)
+		return uxdp_fail(E2BIG, "map %s: max_entries %u: an LRU hash "
+				 "of uxdp's has at most %llu", m->name,
+				 m->max_entries, (unsigned long long)
+				 (LRU_MAX_BYTES / (sizeof(struct htab_elem *) +
+						   sizeof(uint32_t))));
 	if (m->max_entries > 1U << 31)
 		return uxdp_fail(E2BIG, "map %s: max_entries %u: the most is "
 				 "2^31", m->name, m->max_entries);
