@@ -168,6 +168,16 @@ static void test_hash_of_maps(void **state)
 	int i;
 
 	(void)state;
+	/* The hash under a hash of maps (its values are map pointers) has
+	 * no id: no map of that name is a plain hash. */
+	for (id = 1; id <= uxdp_bpf_map_id(outer) + 8; id++) {
+		struct uxdp_bpf_map *x = uxdp_bpf_map_get_by_id(id);
+
+		if (x && !strcmp(uxdp_bpf_map_name(x), "outer_hash"))
+			assert_int_equal(uxdp_bpf_map_type(x),
+					 BPF_MAP_TYPE_HASH_OF_MAPS);
+		uxdp_bpf_map_close(x);
+	}
 	k = 1;
 	assert_int_equal(uxdp_bpf_map_lookup(outer, &k, &id, 0), 0);
 	assert_int_equal(id, uxdp_bpf_map_id(map_of(obj, "lru_one")));

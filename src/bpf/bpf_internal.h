@@ -728,6 +728,9 @@ struct uxdp_bpf_map *uxdp_bpf_map_new(const char *name, uint32_t type,
 int uxdp_bpf_map_create(struct uxdp_bpf_map *map);
 /* A reference more; uxdp_bpf_map_free() puts one (the last frees). */
 struct uxdp_bpf_map *uxdp_bpf_map_get(struct uxdp_bpf_map *map);
+/* A family's own inner map (of-maps' hash): no id, so the control plane
+ * cannot reach it by uxdp_bpf_map_get_by_id(). */
+void uxdp_bpf_map_unlist(struct uxdp_bpf_map *map);
 void uxdp_bpf_map_free(struct uxdp_bpf_map *map);
 /* What the safety pass and the fixups see of @map. */
 void uxdp_bpf_map_build(struct uxdp_bpf_map *map,

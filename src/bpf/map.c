@@ -108,11 +108,20 @@ int uxdp_bpf_map_create(struct uxdp_bpf_map *map)
 	err = map->ops->map_alloc_check(map);
 	if (!err)
 		err = map->ops->map_alloc(map);
-	if (!err)
+	if (!err) {
 		err = id_register(map);
+		if (err)
+			map->ops->map_free(map);
+	}
 	if (!err)
 		map->created = true;
 	return err;
+}
+
+void uxdp_bpf_map_unlist(struct uxdp_bpf_map *map)
+{
+	id_unregister(map);
+	map->id = 0;
 }
 
 struct uxdp_bpf_map *uxdp_bpf_map_get(struct uxdp_bpf_map *map)

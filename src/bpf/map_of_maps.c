@@ -64,9 +64,11 @@ static bool inner_ok(uint32_t type)
 	}
 }
 
-#define OM_ARRAY_FLAGS	(BPF_F_NUMA_NODE | BPF_F_RDONLY | BPF_F_WRONLY |	\
-			 BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)
-#define OM_HASH_FLAGS	(OM_ARRAY_FLAGS | BPF_F_NO_PREALLOC | BPF_F_ZERO_SEED)
+/* The kernel's: fd_array_map_alloc_check refuses the program-access
+ * flags for an array of maps; a hash of maps takes a hash's. */
+#define OM_ARRAY_FLAGS	(BPF_F_NUMA_NODE | BPF_F_RDONLY | BPF_F_WRONLY)
+#define OM_HASH_FLAGS	(OM_ARRAY_FLAGS | BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG | \
+			 BPF_F_NO_PREALLOC | BPF_F_ZERO_SEED)
 
 static int om_alloc_check(const struct uxdp_bpf_map *m)
 {
@@ -128,6 +130,9 @@ static int om_alloc(struct uxdp_bpf_map *m)
 			om->h = NULL;
 			return err;
 		}
+		/* Its values are map pointers: never the control plane's to
+		 * find and write (a review's finding). */
+		uxdp_bpf_map_unlist(om->h);
 	}
 	pthread_mutex_init(&om->lock, NULL);
 	return 0;

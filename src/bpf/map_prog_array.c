@@ -59,8 +59,7 @@ static inline struct prog_array *to_pa(const struct uxdp_bpf_map *m)
 
 /* The kernel's fd_array_map_alloc_check on top of array_map_alloc_check. */
 #define PROG_ARRAY_CREATE_FLAGS	(BPF_F_NUMA_NODE | BPF_F_RDONLY |	\
-				 BPF_F_WRONLY | BPF_F_RDONLY_PROG |	\
-				 BPF_F_WRONLY_PROG)
+				 BPF_F_WRONLY)
 
 static int pa_alloc_check(const struct uxdp_bpf_map *m)
 {

@@ -159,10 +159,15 @@ static int rdr_update(struct uxdp_bpf_map *m, const void *key,
 	if (flags == BPF_NOEXIST)
 		return -EEXIST;
 	memcpy(v, value, m->value_size);
-	if (v[1])
+	/* bpf_prog.fd is signed: only a positive one names a program (-1
+	 * is the usual none); with ifindex 0 it is -EINVAL (the kernel's). */
+	if ((int32_t)v[1] > 0 && !v[0])
+		return -EINVAL;
+	if ((int32_t)v[1] > 0)
 		return uxdp_fail(EOPNOTSUPP, "map %s: a devmap entry's program "
-				 "(bpf_prog %u) is not supported yet", m->name,
-				 v[1]);
+				 "(bpf_prog %d) is not supported yet", m->name,
+				 (int32_t)v[1]);
+	v[1] = 0;
 	if (!v[0]) {
 		/* ifindex 0: no device (the kernel's empty entry). */
 		rdr_set(r, k, NULL, NULL);
@@ -238,11 +243,16 @@ static uint32_t rdr_redirect(struct uxdp_bpf_map *m, uint32_t key,
 		return UXDP_ABORTED;
 	}
 	t = uxdp_map_lookup(to_rdr(m)->um, key);
-	if (!t)
+	cpu = uxdp_tls_cpu;
+	if (!t) {
+		/* As the kernel's: a miss clears an earlier redirect's
+		 * target. */
+		if (cpu)
+			cpu->ri_target = NULL;
 		return (uint32_t)(flags & 3);
+	}
 	/* Outside a poll (a test run) there is nowhere to send it: the
 	 * verdict only, as the kernel's test run. */
-	cpu = uxdp_tls_cpu;
 	if (cpu)
 		cpu->ri_target = t;
 	return UXDP_REDIRECT;
