@@ -917,7 +917,7 @@ static void test_no_bpf_syscall(void **state)
 	};
 	struct sock_fprog fp = { .len = ARRAY_SIZE(f), .filter = f };
 	const char *const objs[] = { "count", "rodata", "core", "calls",
-				     "sections", "refuse_lpm" };
+				     "sections", "refuse_fib" };
 	int status;
 	pid_t pid;
 
