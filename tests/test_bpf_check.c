@@ -493,6 +493,62 @@ static const struct tcase cases[] = {
 		ACCEPT, NULL, C(3, 3, 0, 0),
 		.runs = { RUN(64, -1, 0, 0, XDP_PASS) },
 	},
+	/* Values of two maps joined: clang merges xdp-filter's "count
+	 * the hit, return" tails of its IPv4 and IPv6 lookups, and the
+	 * kernel checks each path; a write that fits both is proven
+	 * (it was a pointer the pass did not know, checked at run time,
+	 * and a hash's value is no region: the run ended XDP_ABORTED). */
+	{
+		"values of two maps joined, a write fitting both: proven",
+		{
+			LOOKUP0(M_ARR),
+			JMP_IMM(BPF_JNE, 0, 0, 2),
+			MOV64_IMM(0, 0),
+			EXIT,
+			MOV64_REG(1, 0),
+			LDX(BPF_W, 6, 0, 0),
+			JMP_IMM(BPF_JEQ, 6, 0, 2),
+			LD_MAP_VALUE(1, M_BSS, 0),
+			/* Writes what it read: the table's values stay. */
+			LDX(BPF_DW, 0, 1, 8),
+			STX(BPF_DW, 1, 0, 8),
+			EXIT,
+		},
+		ACCEPT, NULL, C(4, 4, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x0f0e0d0c0b0a0908ULL) },
+	},
+	{
+		"values of two maps joined, past the smaller one: checked",
+		{
+			LOOKUP0(M_ARR),
+			JMP_IMM(BPF_JNE, 0, 0, 2),
+			MOV64_IMM(0, 0),
+			EXIT,
+			MOV64_REG(1, 0),
+			LDX(BPF_W, 6, 0, 0),
+			JMP_IMM(BPF_JEQ, 6, 0, 2),
+			LD_MAP_VALUE(1, M_BSS, 0),
+			LDX(BPF_DW, 0, 1, 16),
+			EXIT,
+		},
+		ACCEPT, NULL, C(3, 2, 1, 0),
+		/* arr's value 1, in arr's region. */
+		.runs = { RUN(64, -1, 0, 0, 0x1716151413121110ULL) },
+	},
+	{
+		"values of two maps joined, one read-only, written",
+		{
+			LDX(BPF_W, 6, 1, 16),
+			LD_MAP_VALUE(1, M_RODATA, 0),
+			JMP_IMM(BPF_JEQ, 6, 0, 2),
+			LD_MAP_VALUE(1, M_BSS, 0),
+			ST(BPF_W, 1, 0, 7),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		REJECT, "write into a value of one of several maps, one of "
+			"them read-only",
+	},
 	{
 		"map value at a variable offset: checked",
 		{

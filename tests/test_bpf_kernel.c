@@ -69,6 +69,7 @@
 #define T_XDP_PASS	2
 #define T_ETH_HLEN	14
 #define T_LOG_SIZE	(1U << 20)
+#define T_DEBIAN_BPF_DIR "/usr/lib/x86_64-linux-gnu/bpf"
 
 static struct t_krules krules;
 static char *vlog;		/* the verifier's log, T_LOG_SIZE */
@@ -1336,6 +1337,7 @@ static struct bpf_object *kernel_open(const char *path, const char *pname,
 		    .kernel_log_size = T_LOG_SIZE, .kernel_log_level = 0);
 	struct bpf_object *obj = bpf_object__open_file(path, &o);
 	struct bpf_program *p;
+	struct bpf_map *m;
 	int err;
 
 	if (!obj) {
@@ -1343,6 +1345,10 @@ static struct bpf_object *kernel_open(const char *path, const char *pname,
 			 strerror(errno));
 		return NULL;
 	}
+	/* Pinned by name (xdp-filter's maps): each run its own maps, not
+	 * a bpffs file a run before left, nor one for the next. */
+	bpf_object__for_each_map(m, obj)
+		bpf_map__set_pin_path(m, NULL);
 	bpf_object__for_each_program(p, obj) {
 		bool it = all || !strcmp(bpf_program__name(p), pname);
 
@@ -1513,6 +1519,89 @@ static void katran_seed(const char *oname, struct bpf_object *kobj,
 		assert_int_equal(tkatran_config(seed_upd, &c, vips, 2), 0);
 }
 
+/*
+ * Per-CPU @value at @key of @map on both sides, in CPU 0's slot only:
+ * the test runs pinned to CPU 0 (the kernel's test run runs where its
+ * caller does) and uxdp's test run is thread index 0, so a program reads
+ * the value and the other CPUs' zeros keep the sums comparable.
+ */
+static void seed_cpu0(struct bpf_object *kobj, struct uxdp_bpf_object *uobj,
+		      const char *map, const void *key, uint64_t value)
+{
+	struct bpf_map *km = bpf_object__find_map_by_name(kobj, map);
+	struct uxdp_bpf_map *um = uxdp_bpf_object_find_map(uobj, map);
+	int kcpus = libbpf_num_possible_cpus();
+	int ucpus = uxdp_bpf_num_possible_cpus();
+	uint64_t *kv = calloc((size_t)kcpus, 8), *uv = calloc((size_t)ucpus, 8);
+
+	assert_non_null(km);
+	assert_non_null(um);
+	assert_true(kv && uv);
+	kv[0] = uv[0] = value;
+	if (bpf_map_update_elem(bpf_map__fd(km), key, kv, BPF_ANY))
+		fail_msg("seed %s: the kernel: %s", map, strerror(errno));
+	if (uxdp_bpf_map_update(um, key, uv, BPF_ANY))
+		fail_msg("seed %s: uxdp: %s", map, uxdp_errmsg());
+	free(kv);
+	free(uv);
+}
+
+/*
+ * xdp-filter's rules (its common_kern_user.h: a u64 per key, flags in the
+ * low bits, a hit counter from bit 6) for the packets of make_pkts(): some
+ * hit, some miss by direction or protocol, so every lookup path of the
+ * objects runs and their counters move. The ports are keyed in network
+ * order (the programs use the header's 16 bits as the u32 key).
+ */
+#define FILT_SRC	(1U << 0)
+#define FILT_DST	(1U << 1)
+#define FILT_TCP	(1U << 2)
+#define FILT_UDP	(1U << 3)
+
+static void xdpfilt_seed(const char *oname, struct bpf_object *kobj,
+			 struct uxdp_bpf_object *uobj)
+{
+	static const struct {
+		uint16_t port;
+		uint64_t flags;
+	} ports[] = {
+		{ 53, FILT_DST | FILT_UDP },	/* hits UDP 53 */
+		{ 80, FILT_DST | FILT_UDP },	/* TCP 80: the wrong protocol */
+		{ 40000, FILT_SRC | FILT_TCP },	/* every TCP frame's source */
+		{ 4789, FILT_SRC | FILT_UDP },	/* a destination: misses */
+	};
+	static const uint8_t mac_dst[6] = { 2, 0, 0, 0, 0, 2 };
+	static const uint8_t ip6_src[16] = { 0xfd, [15] = 1 };
+	static const uint8_t ip6_dst[16] = { 0xfd, [15] = 2 };
+	uint8_t ip4_src[4] = { 10, 0, 0, 1 }, ip4_dst[4] = { 10, 0, 0, 2 };
+	uint32_t k, ip4;
+	size_t i;
+
+	if (strncmp(oname, "xdpfilt_", 8))
+		return;
+	if (bpf_object__find_map_by_name(kobj, "filter_ports"))
+		for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+			k = htons(ports[i].port);
+			seed_cpu0(kobj, uobj, "filter_ports", &k,
+				  ports[i].flags);
+		}
+	if (bpf_object__find_map_by_name(kobj, "filter_ipv4")) {
+		/* Both addresses found, in the other direction: IPv4 and
+		 * ARP miss (a value whose flags fail the mask) and go on to
+		 * the ports; IPv6's destination hits. */
+		memcpy(&ip4, ip4_src, 4);
+		seed_cpu0(kobj, uobj, "filter_ipv4", &ip4, FILT_DST);
+		memcpy(&ip4, ip4_dst, 4);
+		seed_cpu0(kobj, uobj, "filter_ipv4", &ip4, FILT_SRC);
+	}
+	if (bpf_object__find_map_by_name(kobj, "filter_ipv6")) {
+		seed_cpu0(kobj, uobj, "filter_ipv6", ip6_dst, FILT_DST);
+		seed_cpu0(kobj, uobj, "filter_ipv6", ip6_src, FILT_DST);
+	}
+	if (bpf_object__find_map_by_name(kobj, "filter_ethernet"))
+		seed_cpu0(kobj, uobj, "filter_ethernet", mac_dst, FILT_SRC);
+}
+
 static const char *const engine_name[] = {
 	[UXDP_BPF_ENGINE_INTERP] = "interpreter", [UXDP_BPF_ENGINE_JIT] = "jit",
 };
@@ -1568,6 +1657,7 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 		/* The kernel twice: the same. */
 		dyn_fill(oname, kobj, uobj[e]);
 		katran_seed(oname, kobj, uobj[e]);
+		xdpfilt_seed(oname, kobj, uobj[e]);
 	}
 	/* The kernel test-runs no devmap or cpumap program. */
 	kernel_pkt(fd, &pkts->v[0], &kout);
@@ -1703,37 +1793,25 @@ static unsigned int ctx_default(const struct t_pkts *pkts)
 	return 1;
 }
 
-static void test_corpus(void **state)
+/* Every XDP program of every @dir/NAME.o through corpus_prog(): the
+ * differences; @c counts. */
+static unsigned int corpus_dir(const char *dir, const struct t_pkts *pkts,
+			       struct corpus_counts *c)
 {
-	struct corpus_counts c = { 0 };
-	struct t_pkts pkts = { 0 };
-	struct t_ctx_dev dev;
-	const char *env = getenv("UXDP_BPF_KDIFF_SEED");
-	uint64_t seed = env && *env ? strtoull(env, NULL, 0) :
-			(uint64_t)time(NULL) * 2654435761ULL | 1;
 	unsigned int bad = 0;
 	size_t n, i;
-	/* The built corpus objects: NAME.o, NAME.v1.o */
-	char **files = dir_files(T_BPF_DIR, ".o", &n);
+	char **files = dir_files(dir, ".o", &n);
 
-	(void)state;
 	assert_non_null(files);
-	assert_true(n > 10);
-	libbpf_set_print(quiet_libbpf);
-	dev = ctx_dev();
-	make_pkts(&pkts, seed, &dev);
-	printf("corpus: %zu objects from %s, %u packets per program, random "
-	       "ones from seed 0x%" PRIx64 " (UXDP_BPF_KDIFF_SEED=0x%" PRIx64
-	       " repeats them)\n", n, T_BPF_DIR, pkts.n, seed, seed);
 	for (i = 0; i < n; i++) {
 		char path[1024], oname[256];
 		struct uxdp_bpf_object *obj;
 		const struct uxdp_bpf_program *p = NULL;
 
-		snprintf(path, sizeof(path), "%s/%s", T_BPF_DIR, files[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
 		snprintf(oname, sizeof(oname), "%s", files[i]);
 		oname[strlen(oname) - 2] = '\0';	/* NAME or NAME.v1 */
-		c.objects++;
+		c->objects++;
 		obj = uxdp_bpf_object_open(path, NULL);
 		if (!obj) {
 			printf("%s: uxdp cannot open it: %s\n", files[i],
@@ -1745,22 +1823,103 @@ static void test_corpus(void **state)
 			if (uxdp_bpf_program_type(p) != BPF_PROG_TYPE_XDP)
 				continue;
 			bad += corpus_prog(oname, path,
-					   uxdp_bpf_program_name(p), &pkts, &c);
+					   uxdp_bpf_program_name(p), pkts, c);
 		}
 		uxdp_bpf_object_close(obj);
 		free(files[i]);
 	}
 	free(files);
+	return bad;
+}
+
+static uint64_t kdiff_seed(void)
+{
+	const char *env = getenv("UXDP_BPF_KDIFF_SEED");
+
+	return env && *env ? strtoull(env, NULL, 0) :
+	       (uint64_t)time(NULL) * 2654435761ULL | 1;
+}
+
+static void say_counts(const char *what, const struct corpus_counts *c,
+		       const struct t_pkts *pkts, unsigned int bad)
+{
+	printf("%s against kernel %s: %u objects, %u XDP programs: %u "
+	       "refused by the kernel, %u loaded by the kernel that uxdp "
+	       "refuses, %u the kernel cannot test-run; %u compared over %u "
+	       "packets each: %u runs (both engines), %u equal, %u differ "
+	       "(the kernel's verdicts: %u aborted, %u drop, %u pass, %u tx, "
+	       "%u redirect); %u differences in all\n", what, krules.release,
+	       c->objects, c->programs, c->kernel_refused, c->uxdp_refused,
+	       c->no_test_run, c->compared, pkts->n, c->runs, c->equal,
+	       c->differ, c->verdicts[0], c->verdicts[1], c->verdicts[2],
+	       c->verdicts[3], c->verdicts[4], bad);
+}
+
+static void test_corpus(void **state)
+{
+	struct corpus_counts c = { 0 };
+	struct t_pkts pkts = { 0 };
+	struct t_ctx_dev dev;
+	uint64_t seed = kdiff_seed();
+	unsigned int bad;
+
+	(void)state;
+	libbpf_set_print(quiet_libbpf);
+	dev = ctx_dev();
+	make_pkts(&pkts, seed, &dev);
+	printf("corpus: objects from %s, %u packets per program, random "
+	       "ones from seed 0x%" PRIx64 " (UXDP_BPF_KDIFF_SEED=0x%" PRIx64
+	       " repeats them)\n", T_BPF_DIR, pkts.n, seed, seed);
+	bad = corpus_dir(T_BPF_DIR, &pkts, &c);
+	assert_true(c.objects > 10);
 	bad += ctx_default(&pkts);
 	free(pkts.v);
 	libbpf_set_print(NULL);
-	printf("corpus against kernel %s: %u objects, %u XDP programs: %u "
-	       "refused by the kernel, %u loaded by the kernel that uxdp "
-	       "refuses, %u the kernel cannot test-run; %u compared over %u "
-	       "packets each: %u runs (both engines), %u equal, %u differ; "
-	       "%u differences in all\n", krules.release, c.objects,
-	       c.programs, c.kernel_refused, c.uxdp_refused, c.no_test_run,
-	       c.compared, pkts.n, c.runs, c.equal, c.differ, bad);
+	say_counts("corpus", &c, &pkts, bad);
+	assert_int_equal(bad, 0);
+}
+
+/*
+ * The objects Debian's libxdp1 and xdp-tools install, as the kernel runs
+ * them: xdp-filter's twelve (rules from xdpfilt_seed()), the AF_XDP
+ * default programs (an empty XSKMAP: redirect_map's fallback), the
+ * dispatcher, xdpdump's. Every program the kernel loads must run in uxdp
+ * and agree, or be named as what uxdp lacks.
+ */
+static void test_debian(void **state)
+{
+	struct corpus_counts c = { 0 };
+	struct t_pkts pkts = { 0 };
+	struct t_ctx_dev dev;
+	uint64_t seed = kdiff_seed();
+	cpu_set_t cpus, was;
+	unsigned int bad;
+
+	(void)state;
+	if (access(T_DEBIAN_BPF_DIR, R_OK)) {
+		printf("SKIP test_debian: no %s (Debian's libxdp1 and "
+		       "xdp-tools install it)\n", T_DEBIAN_BPF_DIR);
+		if (getenv("UXDP_CI"))
+			fail_msg("UXDP_CI=1: %s must be there", T_DEBIAN_BPF_DIR);
+		skip();
+	}
+	/* Per-CPU seeds in CPU 0's slot (seed_cpu0()). */
+	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	assert_int_equal(sched_setaffinity(0, sizeof(cpus), &cpus), 0);
+	libbpf_set_print(quiet_libbpf);
+	dev = ctx_dev();
+	make_pkts(&pkts, seed, &dev);
+	printf("debian: objects from %s, %u packets per program, seed 0x%"
+	       PRIx64 "\n", T_DEBIAN_BPF_DIR, pkts.n, seed);
+	bad = corpus_dir(T_DEBIAN_BPF_DIR, &pkts, &c);
+	free(pkts.v);
+	libbpf_set_print(NULL);
+	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+	say_counts("debian", &c, &pkts, bad);
+	/* xdp-filter's twelve at least were compared. */
+	assert_true(c.compared >= 12);
 	assert_int_equal(bad, 0);
 }
 
@@ -1973,6 +2132,7 @@ int main(void)
 		cmocka_unit_test(test_conformance),
 #ifdef T_BPF_DIR
 		cmocka_unit_test(test_corpus),
+		cmocka_unit_test(test_debian),
 		cmocka_unit_test(test_kernel_verify),
 		cmocka_unit_test(test_katran),
 #endif

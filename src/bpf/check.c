@@ -114,14 +114,20 @@ struct reg {
 	uint8_t frame;		/* PTR_STACK */
 	uint16_t map;		/* PTR_MAP_VALUE(_OR_NULL), CONST_MAP */
 	/* (CONST_MAP's map may be MAP_PROG_ANY: one of several prog
-	 * arrays, as paths that each tail-call through their own join.) */
+	 * arrays, as paths that each tail-call through their own join.
+	 * PTR_MAP_VALUE's may be MAP_VALUE_ANY: a value of one of several
+	 * maps, as paths that each looked up their own map join (clang
+	 * merges xdp-filter's "count the hit, return" tails of its IPv4
+	 * and IPv6 lookups); range is then the least value_size, and
+	 * frame 1 if one of them is read-only.) */
 	uint32_t id;		/* PTR_PKT(_META): base; OR_NULL: the lookup */
 	int32_t off;
-	uint32_t range;		/* PTR_PKT(_META) */
+	uint32_t range;		/* PTR_PKT(_META); MAP_VALUE_ANY's size */
 	uint64_t umin, umax;
 };
 
 #define MAP_PROG_ANY	0xffff
+#define MAP_VALUE_ANY	0xfffe
 
 /* State flags. */
 #define ST_PKT_CHANGED	(1U << 0)	/* a helper moved the packet since the
@@ -206,6 +212,8 @@ static const char *map_name(const struct env *e, uint32_t m)
 {
 	if (m == MAP_PROG_ANY)
 		return "(one of several prog arrays)";
+	if (m == MAP_VALUE_ANY)
+		return "(one of several maps)";
 	return e->b->maps[m].name ? e->b->maps[m].name : "(unnamed)";
 }
 
@@ -925,6 +933,34 @@ static bool like_maps(const struct env *env, const struct reg *a,
 		x->type == BPF_MAP_TYPE_LPM_TRIE);
 }
 
+/* The bytes a PTR_MAP_VALUE's value has, and whether a program may not
+ * write it. */
+static uint32_t value_bytes(const struct env *env, const struct reg *r)
+{
+	return r->map == MAP_VALUE_ANY ? r->range :
+	       env->b->maps[r->map].value_size;
+}
+
+static bool value_rdonly(const struct env *env, const struct reg *r)
+{
+	return r->map == MAP_VALUE_ANY ? r->frame :
+	       env->b->maps[r->map].rdonly;
+}
+
+/* Values of two maps: one of several, as big as the smaller, read-only
+ * if either is. */
+static struct reg value_any(const struct env *env, const struct reg *d,
+			    const struct reg *s)
+{
+	struct reg r = var_join(d, s);
+
+	r.map = MAP_VALUE_ANY;
+	r.id = 0;
+	r.range = MIN(value_bytes(env, d), value_bytes(env, s));
+	r.frame = value_rdonly(env, d) || value_rdonly(env, s);
+	return r;
+}
+
 /* @d join @s; @e (widening) may be NULL, @env is the pass's. */
 static bool reg_join(const struct env *e, const struct env *env,
 		     struct reg *d, const struct reg *s)
@@ -955,11 +991,10 @@ static bool reg_join(const struct env *e, const struct env *env,
 		case PTR_STACK:
 		case PTR_MAP_VALUE:
 		case PTR_RAW:
-			if (d->type == PTR_MAP_VALUE && d->map != s->map) {
-				r = unknown();
-				break;
-			}
-			r = var_join(d, s);
+			if (d->type == PTR_MAP_VALUE && d->map != s->map)
+				r = value_any(env, d, s);
+			else
+				r = var_join(d, s);
 			if (d->type == PTR_STACK && d->frame != s->frame)
 				r.frame = FRAME_ANY;
 			if (e)
@@ -1990,15 +2025,12 @@ static bool proven(struct env *e, const struct reg *p, int64_t o,
 			return false;
 		note_stack(e, lo);
 		return true;
-	case PTR_MAP_VALUE: {
-		const struct uxdp_bpf_build_map *m = &e->b->maps[p->map];
-
-		if (write && m->rdonly)
+	case PTR_MAP_VALUE:
+		if (write && value_rdonly(e, p))
 			return false;
 		return p->umax <= MAX_OFF && lo >= 0 &&
 		       lo + (int64_t)p->umax + (int64_t)size <=
-		       (int64_t)m->value_size;
-	}
+		       (int64_t)value_bytes(e, p);
 	default:
 		return false;
 	}
@@ -2162,8 +2194,26 @@ static int do_mem(struct env *e, struct wstate *w, uint32_t i)
 		}
 		break;
 	case PTR_MAP_VALUE: {
-		const struct uxdp_bpf_build_map *m = &e->b->maps[p.map];
+		const struct uxdp_bpf_build_map *m;
 
+		if (p.map == MAP_VALUE_ANY) {
+			/* The kernel checks each path with its own map;
+			 * here the access must fit every one of them. */
+			if (proven(e, &p, in->off, size, write)) {
+				kind = PROVEN;
+				break;
+			}
+			if (write && p.frame &&
+			    REFUSE(e, i, "write into a value of one of several "
+				   "maps, one of them read-only"))
+				return -EINVAL;
+			/* Beyond the least value: checked at run time, as
+			 * a pointer this pass does not know. */
+			if (write)
+				clobber_all(w);
+			break;
+		}
+		m = &e->b->maps[p.map];
 		if (write && m->rdonly &&
 		    REFUSE(e, i, "write into read-only map %s",
 			   map_name(e, p.map)))
