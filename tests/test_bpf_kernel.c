@@ -1319,13 +1319,15 @@ static bool arrays_small(const struct uxdp_bpf_object *obj)
 	uint64_t entries = 0;
 
 	while ((m = uxdp_bpf_object_next_map(obj, m)))
-		entries += uxdp_bpf_map_max_entries(m);
+		if (uxdp_bpf_map_type(m) != BPF_MAP_TYPE_PERF_EVENT_ARRAY)
+			entries += uxdp_bpf_map_max_entries(m);
 	return entries <= 64;
 }
 
 struct corpus_counts {
 	unsigned int objects, programs, kernel_refused, uxdp_refused;
 	unsigned int no_test_run, compared, runs, equal, differ;
+	unsigned int samples;		/* perf samples compared (both engines) */
 	unsigned int verdicts[5];	/* the kernel's, of compared runs */
 };
 
@@ -1602,6 +1604,191 @@ static void xdpfilt_seed(const char *oname, struct bpf_object *kobj,
 		seed_cpu0(kobj, uobj, "filter_ethernet", mac_dst, FILT_SRC);
 }
 
+/*
+ * xdpdump's capture configuration (its .data: the ifindex to capture on,
+ * the snap length, a program index for the metadata): the device of the
+ * packets that name one, 128 bytes, 7.
+ */
+static void xdpdump_seed(const char *oname, struct bpf_object *kobj,
+			 struct uxdp_bpf_object *uobj, const struct t_pkts *pkts)
+{
+	uint32_t cfg[3] = { 0, 128, 7 }, key = 0, i;
+
+	if (!same_obj(oname, "xdpdump_xdp"))
+		return;
+	for (i = 0; i < pkts->n && !cfg[0]; i++)
+		cfg[0] = pkts->v[i].ifindex;
+	seed_both(kobj, uobj, "xdpdump_.data", &key, cfg);
+}
+
+/*
+ * Perf samples: every PERF_EVENT_ARRAY of the object read on both sides,
+ * the kernel's by libbpf's perf_buffer (a perf event per CPU), uxdp's by
+ * its own; each run's samples in order, compared byte for byte with the
+ * size libbpf gives (padded: see perf_open()), and the losses.
+ */
+#define T_PERF_MAPS	4
+#define T_SAMPLES	16
+#define T_SAMPLE_MAX	512
+
+struct t_samples {
+	uint32_t n, more;	/* kept, and beyond T_SAMPLES */
+	uint64_t lost;
+	struct {
+		uint32_t map, size;
+		uint8_t data[T_SAMPLE_MAX];
+	} v[T_SAMPLES];
+};
+
+struct t_sink {
+	struct t_samples *to;
+	uint32_t map;
+};
+
+struct t_perf {
+	uint32_t n;
+	char names[T_PERF_MAPS][64];
+	struct perf_buffer *k[T_PERF_MAPS];
+	struct uxdp_bpf_perf_buffer *u[2][T_PERF_MAPS];
+	struct t_sink ksink[T_PERF_MAPS], usink[2][T_PERF_MAPS];
+	struct t_samples ks, us[2];
+};
+
+static void sink_sample(void *ctx, int cpu, void *data, uint32_t size)
+{
+	struct t_sink *k = ctx;
+	struct t_samples *t = k->to;
+
+	(void)cpu;
+	if (t->n == T_SAMPLES) {
+		t->more++;
+		return;
+	}
+	t->v[t->n].map = k->map;
+	t->v[t->n].size = size;
+	memcpy(t->v[t->n].data, data, size < T_SAMPLE_MAX ? size :
+	       T_SAMPLE_MAX);
+	t->n++;
+}
+
+static void sink_lost(void *ctx, int cpu, uint64_t cnt)
+{
+	(void)cpu;
+	((struct t_sink *)ctx)->to->lost += cnt;
+}
+
+static void k_sample(void *ctx, int cpu, void *data, __u32 size)
+{
+	sink_sample(ctx, cpu, data, size);
+}
+
+static void k_lost(void *ctx, int cpu, __u64 cnt)
+{
+	sink_lost(ctx, cpu, cnt);
+}
+
+static void perf_open(struct t_perf *tp, struct bpf_object *kobj,
+		      struct uxdp_bpf_object *const uobj[2])
+{
+	const struct uxdp_bpf_map *m = NULL;
+	uint32_t e;
+
+	memset(tp, 0, sizeof(*tp));
+	while ((m = uxdp_bpf_object_next_map(uobj[0], m))) {
+		const char *name = uxdp_bpf_map_name(m);
+		struct bpf_map *km;
+		uint32_t i = tp->n;
+
+		if (uxdp_bpf_map_type(m) != BPF_MAP_TYPE_PERF_EVENT_ARRAY)
+			continue;
+		assert_true(i < T_PERF_MAPS);
+		snprintf(tp->names[i], sizeof(tp->names[i]), "%s", name);
+		km = bpf_object__find_map_by_name(kobj, name);
+		assert_non_null(km);
+		tp->ksink[i] = (struct t_sink){ &tp->ks, i };
+		/* The kernel skips a sample's padding, leaving what its ring
+		 * held there (uxdp zeroes it): a ring that never wraps in
+		 * one program's packets (304 of at most a few hundred bytes
+		 * of samples each) holds zeros, so every byte compares. */
+		tp->k[i] = perf_buffer__new(bpf_map__fd(km), 128, k_sample,
+					    k_lost, &tp->ksink[i], NULL);
+		if (!tp->k[i])
+			fail_msg("perf_buffer__new(%s): %s", name,
+				 strerror(errno));
+		for (e = 0; e < 2; e++) {
+			tp->usink[e][i] = (struct t_sink){ &tp->us[e], i };
+			tp->u[e][i] = uxdp_bpf_perf_buffer_new(
+				uxdp_bpf_object_find_map(uobj[e], name), 8,
+				sink_sample, sink_lost, &tp->usink[e][i]);
+			if (!tp->u[e][i])
+				fail_msg("uxdp_bpf_perf_buffer_new(%s): %s",
+					 name, uxdp_errmsg());
+		}
+		tp->n++;
+	}
+}
+
+/* One side's samples since the last drain: the kernel's (@e -1) or an
+ * engine's. */
+static void perf_drain(struct t_perf *tp, int e)
+{
+	struct t_samples *t = e < 0 ? &tp->ks : &tp->us[e];
+	uint32_t i;
+
+	t->n = t->more = 0;
+	t->lost = 0;
+	for (i = 0; i < tp->n; i++)
+		assert_true((e < 0 ? perf_buffer__consume(tp->k[i]) :
+			     uxdp_bpf_perf_buffer_consume(tp->u[e][i])) >= 0);
+}
+
+static int samples_diff(const struct t_perf *tp, int e, char *why,
+			size_t len)
+{
+	const struct t_samples *k = &tp->ks, *u = &tp->us[e];
+	uint32_t i, b;
+
+	if (k->n != u->n || k->more != u->more || k->lost != u->lost) {
+		snprintf(why, len, "perf samples: kernel %u (%u lost), uxdp %u "
+			 "(%u lost)", k->n + k->more, (unsigned)k->lost,
+			 u->n + u->more, (unsigned)u->lost);
+		return 1;
+	}
+	for (i = 0; i < k->n; i++) {
+		if (k->v[i].map != u->v[i].map ||
+		    k->v[i].size != u->v[i].size) {
+			snprintf(why, len, "perf sample %u: kernel %u bytes into "
+				 "%s, uxdp %u into %s", i, k->v[i].size,
+				 tp->names[k->v[i].map], u->v[i].size,
+				 tp->names[u->v[i].map]);
+			return 1;
+		}
+		for (b = 0; b < k->v[i].size && b < T_SAMPLE_MAX; b++)
+			if (k->v[i].data[b] != u->v[i].data[b]) {
+				snprintf(why, len, "perf sample %u (%s, %u "
+					 "bytes), byte %u: kernel 0x%02x, uxdp "
+					 "0x%02x", i, tp->names[k->v[i].map],
+					 k->v[i].size, b, k->v[i].data[b],
+					 u->v[i].data[b]);
+				return 1;
+			}
+	}
+	return 0;
+}
+
+static void perf_close(struct t_perf *tp)
+{
+	uint32_t i, e;
+
+	for (i = 0; i < tp->n; i++) {
+		perf_buffer__free(tp->k[i]);
+		for (e = 0; e < 2; e++)
+			assert_int_equal(uxdp_bpf_perf_buffer_free(tp->u[e][i]),
+					 0);
+	}
+	tp->n = 0;
+}
+
 static const char *const engine_name[] = {
 	[UXDP_BPF_ENGINE_INTERP] = "interpreter", [UXDP_BPF_ENGINE_JIT] = "jit",
 };
@@ -1615,6 +1802,7 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 				struct corpus_counts *c)
 {
 	static struct t_out kout, uout;
+	static struct t_perf tp;
 	struct uxdp_bpf_object *uobj[2] = { NULL, NULL };
 	struct uxdp_prog *uprog[2] = { NULL, NULL };
 	char why[1024];
@@ -1658,7 +1846,9 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 		dyn_fill(oname, kobj, uobj[e]);
 		katran_seed(oname, kobj, uobj[e]);
 		xdpfilt_seed(oname, kobj, uobj[e]);
+		xdpdump_seed(oname, kobj, uobj[e], pkts);
 	}
+	perf_open(&tp, kobj, uobj);
 	/* The kernel test-runs no devmap or cpumap program. */
 	kernel_pkt(fd, &pkts->v[0], &kout);
 	if (kout.err == -EINVAL &&
@@ -1679,12 +1869,16 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 
 		if (i)
 			kernel_pkt(fd, k, &kout);
+		perf_drain(&tp, -1);
 		if (!kout.err && kout.verdict < 5)
 			c->verdicts[kout.verdict]++;
 		for (e = 0; e < 2; e++) {
 			uxdp_pkt(uprog[e], k, &uout);
+			perf_drain(&tp, (int)e);
 			c->runs++;
-			if (!out_diff(&kout, &uout, why, sizeof(why))) {
+			c->samples += tp.us[e].n;
+			if (!out_diff(&kout, &uout, why, sizeof(why)) &&
+			    !samples_diff(&tp, (int)e, why, sizeof(why))) {
 				c->equal++;
 				continue;
 			}
@@ -1726,6 +1920,7 @@ static unsigned int corpus_prog(const char *oname, const char *path,
 	       oname, pname, pkts->n, bad ? "DIFFERENT" : "the same verdicts, "
 	       "packets, metadata and maps");
 out:
+	perf_close(&tp);
 	for (e = 0; e < 2; e++) {
 		uxdp_prog_put(uprog[e]);
 		uxdp_bpf_object_close(uobj[e]);
@@ -1848,15 +2043,32 @@ static void say_counts(const char *what, const struct corpus_counts *c,
 	       "refuses, %u the kernel cannot test-run; %u compared over %u "
 	       "packets each: %u runs (both engines), %u equal, %u differ "
 	       "(the kernel's verdicts: %u aborted, %u drop, %u pass, %u tx, "
-	       "%u redirect); %u differences in all\n", what, krules.release,
+	       "%u redirect; %u perf samples compared); %u differences in "
+	       "all\n", what, krules.release,
 	       c->objects, c->programs, c->kernel_refused, c->uxdp_refused,
 	       c->no_test_run, c->compared, pkts->n, c->runs, c->equal,
 	       c->differ, c->verdicts[0], c->verdicts[1], c->verdicts[2],
-	       c->verdicts[3], c->verdicts[4], bad);
+	       c->verdicts[3], c->verdicts[4], c->samples, bad);
+}
+
+/*
+ * The test on CPU 0: the kernel's test run runs where its caller does, and
+ * uxdp's is thread index 0, so BPF_F_CURRENT_CPU, index 0 and a per-CPU
+ * map's slot 0 are the same on both sides. @was gets what to restore.
+ */
+static void pin_cpu0(cpu_set_t *was)
+{
+	cpu_set_t cpus;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(*was), was), 0);
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	assert_int_equal(sched_setaffinity(0, sizeof(cpus), &cpus), 0);
 }
 
 static void test_corpus(void **state)
 {
+	cpu_set_t was;
 	struct corpus_counts c = { 0 };
 	struct t_pkts pkts = { 0 };
 	struct t_ctx_dev dev;
@@ -1870,8 +2082,12 @@ static void test_corpus(void **state)
 	printf("corpus: objects from %s, %u packets per program, random "
 	       "ones from seed 0x%" PRIx64 " (UXDP_BPF_KDIFF_SEED=0x%" PRIx64
 	       " repeats them)\n", T_BPF_DIR, pkts.n, seed, seed);
+	pin_cpu0(&was);
 	bad = corpus_dir(T_BPF_DIR, &pkts, &c);
+	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
 	assert_true(c.objects > 10);
+	/* perf.bpf.c's samples were compared. */
+	assert_true(c.samples > 0);
 	bad += ctx_default(&pkts);
 	free(pkts.v);
 	libbpf_set_print(NULL);
@@ -1892,7 +2108,7 @@ static void test_debian(void **state)
 	struct t_pkts pkts = { 0 };
 	struct t_ctx_dev dev;
 	uint64_t seed = kdiff_seed();
-	cpu_set_t cpus, was;
+	cpu_set_t was;
 	unsigned int bad;
 
 	(void)state;
@@ -1904,10 +2120,7 @@ static void test_debian(void **state)
 		skip();
 	}
 	/* Per-CPU seeds in CPU 0's slot (seed_cpu0()). */
-	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	assert_int_equal(sched_setaffinity(0, sizeof(cpus), &cpus), 0);
+	pin_cpu0(&was);
 	libbpf_set_print(quiet_libbpf);
 	dev = ctx_dev();
 	make_pkts(&pkts, seed, &dev);
@@ -1918,8 +2131,10 @@ static void test_debian(void **state)
 	libbpf_set_print(NULL);
 	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
 	say_counts("debian", &c, &pkts, bad);
-	/* xdp-filter's twelve at least were compared. */
+	/* xdp-filter's twelve at least were compared, and xdpdump's
+	 * captures. */
 	assert_true(c.compared >= 12);
+	assert_true(c.samples > 0);
 	assert_int_equal(bad, 0);
 }
 

@@ -379,6 +379,46 @@ struct uxdp_xsk;
 int uxdp_bpf_xskmap_set(struct uxdp_bpf_map *map, uint32_t key,
 			struct uxdp_xsk *xsk);
 
+/* ---- perf buffers: a PERF_EVENT_ARRAY's samples (libbpf's perf_buffer) --------- */
+
+/*
+ * What bpf_perf_event_output() sends, read as libbpf's perf_buffer reads
+ * it. A buffer puts a ring in every slot of @map below its max_entries and
+ * uxdp_bpf_num_possible_cpus() (uxdp's CPUs are thread indices: a program
+ * on thread i writes slot i with BPF_F_CURRENT_CPU, and another CPU's slot
+ * is -EOPNOTSUPP, as the kernel's perf event on another CPU), each ring
+ * @page_cnt pages of 4 KiB (a power of two, as libbpf's).
+ *
+ * sample_cb gets a sample's bytes as libbpf's does: the program's data,
+ * then the packet's bytes the flags asked for (bits 32..51), zero-padded
+ * so that 4 + size is a multiple of 8 (size is the padded one). lost_cb
+ * (may be NULL) gets how many samples a full ring lost, after that ring's
+ * samples. Both run on the thread that polls or consumes; one thread at a
+ * time may (as libbpf's).
+ *
+ * new: NULL with errno and uxdp_errmsg(): EINVAL (not a loaded
+ * perf_event_array, no sample_cb, page_cnt not a power of two or above
+ * 65536), ENOMEM. A new buffer on the same map takes its slots over.
+ * poll: waits up to @timeout_ms (-1: for ever, 0: not at all) for a sample,
+ * then hands every sample to the callbacks: how many, 0 on time-out, or
+ * -errno (-EINTR). consume: the same without waiting. free: 0, or -EDEADLK
+ * from inside a poll or a program run (it waits for the runs that may be
+ * writing; nothing is freed then). The buffer holds a reference on the
+ * map: it may outlive the map's object.
+ */
+struct uxdp_bpf_perf_buffer;
+typedef void (*uxdp_bpf_perf_sample_fn)(void *ctx, int cpu, void *data,
+					uint32_t size);
+typedef void (*uxdp_bpf_perf_lost_fn)(void *ctx, int cpu, uint64_t cnt);
+
+struct uxdp_bpf_perf_buffer *
+uxdp_bpf_perf_buffer_new(struct uxdp_bpf_map *map, size_t page_cnt,
+			 uxdp_bpf_perf_sample_fn sample_cb,
+			 uxdp_bpf_perf_lost_fn lost_cb, void *ctx);
+int uxdp_bpf_perf_buffer_poll(struct uxdp_bpf_perf_buffer *pb, int timeout_ms);
+int uxdp_bpf_perf_buffer_consume(struct uxdp_bpf_perf_buffer *pb);
+int uxdp_bpf_perf_buffer_free(struct uxdp_bpf_perf_buffer *pb);
+
 #ifdef __cplusplus
 }
 #endif

@@ -751,6 +751,19 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_array_of_maps_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_hash_of_maps_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_devmap_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_xskmap_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_perf_event_array_ops;
+
+/*
+ * bpf_perf_event_output (map_perf.c): @msize bytes at @meta, then @psize
+ * at @pkt, as one sample into slot @index (BPF_F_CURRENT_CPU: this
+ * thread's index) of PERF_EVENT_ARRAY @map. 0, or the kernel's errors:
+ * -E2BIG (index past max_entries; uxdp's too: a record past perf's 64 KiB),
+ * -ENOENT (no ring there), -EOPNOTSUPP (another CPU's ring), -ENOSPC (the
+ * ring is full: counted as lost).
+ */
+long uxdp_bpf_perf_output(struct uxdp_bpf_map *map, uint64_t index,
+			  const void *meta, uint64_t msize, const void *pkt,
+			  uint64_t psize);
 
 /* bpf_redirect(ifindex, flags) (map_redirect.c): the verdict, the device
  * of @ifindex set as the poll's target. */

@@ -2401,6 +2401,14 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 				   "map_lookup_elem takes one", name,
 				   map_name(e, map)))
 				return -EINVAL;
+			if ((id == BPF_FUNC_perf_event_output) !=
+			    (e->b->maps[map].type ==
+			     BPF_MAP_TYPE_PERF_EVENT_ARRAY) &&
+			    REFUSE(e, i, "%s on map %s (type %u): "
+				   "perf_event_output takes a perf_event_array, "
+				   "and that takes only it", name,
+				   map_name(e, map), e->b->maps[map].type))
+				return -EINVAL;
 			if (id != BPF_FUNC_tail_call &&
 			    e->b->maps[map].type == BPF_MAP_TYPE_PROG_ARRAY &&
 			    REFUSE(e, i, "%s on map %s, a prog_array: only "

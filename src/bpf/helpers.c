@@ -606,6 +606,26 @@ static uint64_t h_redirect_map(uint64_t r1, uint64_t r2, uint64_t r3,
 	return map->ops->map_redirect(map, (uint32_t)r2, r3);
 }
 
+/* ---- perf_event_output ------------------------------------------------------------ */
+
+/* The kernel's bpf_xdp_event_output: the flags' index (or
+ * BPF_F_CURRENT_CPU) and, in bits 32..51, how many of the packet's bytes
+ * follow the program's; checked in the kernel's order. */
+static uint64_t h_perf_event_output(uint64_t r1, uint64_t r2, uint64_t r3,
+				    uint64_t r4, uint64_t r5)
+{
+	const struct uxdp_buff *b = ptr(r1);
+	uint64_t n = (r3 & BPF_F_CTXLEN_MASK) >> 32;
+
+	if (unlikely(r3 & ~(BPF_F_CTXLEN_MASK | BPF_F_INDEX_MASK)))
+		return (uint64_t)-EINVAL;
+	if (unlikely(n > (uint64_t)((const uint8_t *)b->data_end -
+				    (const uint8_t *)b->data)))
+		return (uint64_t)-EFAULT;
+	return (uint64_t)uxdp_bpf_perf_output(ptr(r2), r3 & BPF_F_INDEX_MASK,
+					      ptr(r4), r5, b->data, n);
+}
+
 /* ---- the table ---------------------------------------------------------------- */
 
 #define A(x)	UXDP_BPF_ARG_##x
@@ -640,6 +660,8 @@ static const struct uxdp_bpf_helper helpers[] = {
 	       A(SIZE)),
 	HELPER(redirect, redirect, INT, A(ANY), A(ANY)),
 	HELPER(redirect_map, redirect_map, INT, A(MAP), A(ANY), A(ANY)),
+	HELPER(perf_event_output, perf_event_output, INT, A(CTX), A(MAP),
+	       A(ANY), A(MEM), A(SIZE)),
 };
 
 #undef HELPER
@@ -673,7 +695,6 @@ const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len)
 
 /* What the kernel lets XDP programs call that uxdp brings in part 2. */
 static const uint16_t part2_ids[] = {
-	BPF_FUNC_perf_event_output,
 	BPF_FUNC_get_numa_node_id,
 	BPF_FUNC_fib_lookup, BPF_FUNC_map_push_elem, BPF_FUNC_map_pop_elem,
 	BPF_FUNC_map_peek_elem, BPF_FUNC_spin_lock, BPF_FUNC_spin_unlock,

@@ -591,6 +591,16 @@ static int maps_take(struct uxdp_bpf_object *obj)
 		m->idx = obj->nmaps;
 		obj->maps[obj->nmaps++] = m;
 		m->internal = bpf_map__is_internal(lm);
+		/* As libbpf at load: a perf_event_array's sizes default to
+		 * an int each, its max_entries to the possible CPUs. */
+		if (m->type == BPF_MAP_TYPE_PERF_EVENT_ARRAY) {
+			if (!m->key_size)
+				m->key_size = 4;
+			if (!m->value_size)
+				m->value_size = 4;
+			if (!m->max_entries)
+				m->max_entries = UXDP_BPF_NR_CPUS;
+		}
 		/* An of-map's inner definition (libbpf's inner map, from
 		 * __array(values, ...)): what its maps must match. */
 		if (bpf_map__inner_map(lm)) {

@@ -24,7 +24,7 @@
 	X(BPF_MAP_TYPE_HASH,		"hash",		&uxdp_bpf_hash_ops) \
 	X(BPF_MAP_TYPE_ARRAY,		"array",	&uxdp_bpf_array_ops) \
 	X(BPF_MAP_TYPE_PROG_ARRAY,	"prog_array",	&uxdp_bpf_prog_array_ops) \
-	X(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "perf_event_array", NULL)	\
+	X(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "perf_event_array", &uxdp_bpf_perf_event_array_ops)	\
 	X(BPF_MAP_TYPE_PERCPU_HASH,	"percpu_hash",	&uxdp_bpf_percpu_hash_ops) \
 	X(BPF_MAP_TYPE_PERCPU_ARRAY,	"percpu_array",	&uxdp_bpf_percpu_array_ops) \
 	X(BPF_MAP_TYPE_STACK_TRACE,	"stack_trace",	NULL)		\
