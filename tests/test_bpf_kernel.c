@@ -1319,7 +1319,8 @@ static bool arrays_small(const struct uxdp_bpf_object *obj)
 	uint64_t entries = 0;
 
 	while ((m = uxdp_bpf_object_next_map(obj, m)))
-		if (uxdp_bpf_map_type(m) != BPF_MAP_TYPE_PERF_EVENT_ARRAY)
+		if (uxdp_bpf_map_type(m) != BPF_MAP_TYPE_PERF_EVENT_ARRAY &&
+		    uxdp_bpf_map_type(m) != BPF_MAP_TYPE_RINGBUF)
 			entries += uxdp_bpf_map_max_entries(m);
 	return entries <= 64;
 }
@@ -1648,8 +1649,11 @@ struct t_sink {
 struct t_perf {
 	uint32_t n;
 	char names[T_PERF_MAPS][64];
+	bool ring[T_PERF_MAPS];		/* a RINGBUF (else perf) */
 	struct perf_buffer *k[T_PERF_MAPS];
 	struct uxdp_bpf_perf_buffer *u[2][T_PERF_MAPS];
+	struct ring_buffer *kr[T_PERF_MAPS];
+	struct uxdp_bpf_ring_buffer *ur[2][T_PERF_MAPS];
 	struct t_sink ksink[T_PERF_MAPS], usink[2][T_PERF_MAPS];
 	struct t_samples ks, us[2];
 };
@@ -1687,6 +1691,12 @@ static void k_lost(void *ctx, int cpu, __u64 cnt)
 	sink_lost(ctx, cpu, cnt);
 }
 
+static int ring_sample(void *ctx, void *data, size_t size)
+{
+	sink_sample(ctx, 0, data, (uint32_t)size);
+	return 0;
+}
+
 static void perf_open(struct t_perf *tp, struct bpf_object *kobj,
 		      struct uxdp_bpf_object *const uobj[2])
 {
@@ -1699,13 +1709,36 @@ static void perf_open(struct t_perf *tp, struct bpf_object *kobj,
 		struct bpf_map *km;
 		uint32_t i = tp->n;
 
-		if (uxdp_bpf_map_type(m) != BPF_MAP_TYPE_PERF_EVENT_ARRAY)
+		if (uxdp_bpf_map_type(m) != BPF_MAP_TYPE_PERF_EVENT_ARRAY &&
+		    uxdp_bpf_map_type(m) != BPF_MAP_TYPE_RINGBUF)
 			continue;
 		assert_true(i < T_PERF_MAPS);
 		snprintf(tp->names[i], sizeof(tp->names[i]), "%s", name);
 		km = bpf_object__find_map_by_name(kobj, name);
 		assert_non_null(km);
 		tp->ksink[i] = (struct t_sink){ &tp->ks, i };
+		if (uxdp_bpf_map_type(m) == BPF_MAP_TYPE_RINGBUF) {
+			tp->ring[i] = true;
+			tp->kr[i] = ring_buffer__new(bpf_map__fd(km),
+						     ring_sample,
+						     &tp->ksink[i], NULL);
+			if (!tp->kr[i])
+				fail_msg("ring_buffer__new(%s): %s", name,
+					 strerror(errno));
+			for (e = 0; e < 2; e++) {
+				tp->usink[e][i] =
+					(struct t_sink){ &tp->us[e], i };
+				tp->ur[e][i] = uxdp_bpf_ring_buffer_new(
+					uxdp_bpf_object_find_map(uobj[e],
+								 name),
+					ring_sample, &tp->usink[e][i]);
+				if (!tp->ur[e][i])
+					fail_msg("uxdp_bpf_ring_buffer_new(%s): "
+						 "%s", name, uxdp_errmsg());
+			}
+			tp->n++;
+			continue;
+		}
 		/* The kernel skips a sample's padding, leaving what its ring
 		 * held there (uxdp zeroes it): a ring that never wraps in
 		 * one program's packets (304 of at most a few hundred bytes
@@ -1738,8 +1771,14 @@ static void perf_drain(struct t_perf *tp, int e)
 	t->n = t->more = 0;
 	t->lost = 0;
 	for (i = 0; i < tp->n; i++)
-		assert_true((e < 0 ? perf_buffer__consume(tp->k[i]) :
-			     uxdp_bpf_perf_buffer_consume(tp->u[e][i])) >= 0);
+		if (tp->ring[i])
+			assert_true((e < 0 ? ring_buffer__consume(tp->kr[i]) :
+				     uxdp_bpf_ring_buffer_consume(
+					     tp->ur[e][i])) >= 0);
+		else
+			assert_true((e < 0 ? perf_buffer__consume(tp->k[i]) :
+				     uxdp_bpf_perf_buffer_consume(
+					     tp->u[e][i])) >= 0);
 }
 
 static int samples_diff(const struct t_perf *tp, int e, char *why,
@@ -1781,6 +1820,12 @@ static void perf_close(struct t_perf *tp)
 	uint32_t i, e;
 
 	for (i = 0; i < tp->n; i++) {
+		if (tp->ring[i]) {
+			ring_buffer__free(tp->kr[i]);
+			for (e = 0; e < 2; e++)
+				uxdp_bpf_ring_buffer_free(tp->ur[e][i]);
+			continue;
+		}
 		perf_buffer__free(tp->k[i]);
 		for (e = 0; e < 2; e++)
 			assert_int_equal(uxdp_bpf_perf_buffer_free(tp->u[e][i]),
@@ -2043,7 +2088,7 @@ static void say_counts(const char *what, const struct corpus_counts *c,
 	       "refuses, %u the kernel cannot test-run; %u compared over %u "
 	       "packets each: %u runs (both engines), %u equal, %u differ "
 	       "(the kernel's verdicts: %u aborted, %u drop, %u pass, %u tx, "
-	       "%u redirect; %u perf samples compared); %u differences in "
+	       "%u redirect; %u perf and ring buffer records compared); %u differences in "
 	       "all\n", what, krules.release,
 	       c->objects, c->programs, c->kernel_refused, c->uxdp_refused,
 	       c->no_test_run, c->compared, pkts->n, c->runs, c->equal,

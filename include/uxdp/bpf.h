@@ -419,6 +419,34 @@ int uxdp_bpf_perf_buffer_poll(struct uxdp_bpf_perf_buffer *pb, int timeout_ms);
 int uxdp_bpf_perf_buffer_consume(struct uxdp_bpf_perf_buffer *pb);
 int uxdp_bpf_perf_buffer_free(struct uxdp_bpf_perf_buffer *pb);
 
+/* ---- ring buffers: a RINGBUF's records (libbpf's ring_buffer) ----------------- */
+
+/*
+ * What bpf_ringbuf_output() writes, read as libbpf's ring_buffer reads it:
+ * one ring for every thread's programs, records in the order their space
+ * was taken, each to sample_cb with the program's bytes and their exact
+ * size; a callback's negative result stops the call and is returned (the
+ * record counts as read). new: a buffer reading @map (add: one more map);
+ * NULL with errno / -errno and uxdp_errmsg(): EINVAL (not a loaded
+ * ringbuf, no sample_cb), ENOMEM. poll: waits up to @timeout_ms (-1: for
+ * ever, 0: not at all) for a record, then reads every map: how many
+ * records, 0 on time-out, or -errno. consume: the same without waiting.
+ * One thread at a time may poll or consume a map (as libbpf's). The
+ * buffer holds a reference on each map: it may outlive the object.
+ */
+struct uxdp_bpf_ring_buffer;
+typedef int (*uxdp_bpf_ring_sample_fn)(void *ctx, void *data, size_t size);
+
+struct uxdp_bpf_ring_buffer *
+uxdp_bpf_ring_buffer_new(struct uxdp_bpf_map *map,
+			 uxdp_bpf_ring_sample_fn sample_cb, void *ctx);
+int uxdp_bpf_ring_buffer_add(struct uxdp_bpf_ring_buffer *rb,
+			     struct uxdp_bpf_map *map,
+			     uxdp_bpf_ring_sample_fn sample_cb, void *ctx);
+int uxdp_bpf_ring_buffer_poll(struct uxdp_bpf_ring_buffer *rb, int timeout_ms);
+int uxdp_bpf_ring_buffer_consume(struct uxdp_bpf_ring_buffer *rb);
+void uxdp_bpf_ring_buffer_free(struct uxdp_bpf_ring_buffer *rb);
+
 #ifdef __cplusplus
 }
 #endif

@@ -752,6 +752,13 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_hash_of_maps_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_devmap_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_xskmap_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_perf_event_array_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_ringbuf_ops;
+
+/* bpf_ringbuf_output and bpf_ringbuf_query (map_ringbuf.c), the kernel's
+ * results: output 0, -EINVAL (flags), -EAGAIN (no room). */
+long uxdp_bpf_ringbuf_output(struct uxdp_bpf_map *map, const void *data,
+			     uint64_t size, uint64_t flags);
+uint64_t uxdp_bpf_ringbuf_query(struct uxdp_bpf_map *map, uint64_t flags);
 
 /*
  * bpf_perf_event_output (map_perf.c): @msize bytes at @meta, then @psize

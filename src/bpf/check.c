@@ -2409,6 +2409,16 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 				   "and that takes only it", name,
 				   map_name(e, map), e->b->maps[map].type))
 				return -EINVAL;
+			/* The ring buffer calls take a ringbuf (and it only
+			 * them; reserve is not here yet). */
+			if ((id == BPF_FUNC_ringbuf_output ||
+			     id == BPF_FUNC_ringbuf_query) !=
+			    (e->b->maps[map].type == BPF_MAP_TYPE_RINGBUF) &&
+			    REFUSE(e, i, "%s on map %s (type %u): the ring "
+				   "buffer calls take a ringbuf, and that takes "
+				   "only them", name, map_name(e, map),
+				   e->b->maps[map].type))
+				return -EINVAL;
 			if (id != BPF_FUNC_tail_call &&
 			    e->b->maps[map].type == BPF_MAP_TYPE_PROG_ARRAY &&
 			    REFUSE(e, i, "%s on map %s, a prog_array: only "

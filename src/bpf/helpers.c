@@ -626,6 +626,22 @@ static uint64_t h_perf_event_output(uint64_t r1, uint64_t r2, uint64_t r3,
 					      ptr(r4), r5, b->data, n);
 }
 
+/* ---- ring buffers ----------------------------------------------------------------- */
+
+static uint64_t h_ringbuf_output(uint64_t r1, uint64_t r2, uint64_t r3,
+				 uint64_t r4, uint64_t r5)
+{
+	(void)r5;
+	return (uint64_t)uxdp_bpf_ringbuf_output(ptr(r1), ptr(r2), r3, r4);
+}
+
+static uint64_t h_ringbuf_query(uint64_t r1, uint64_t r2, uint64_t r3,
+				uint64_t r4, uint64_t r5)
+{
+	(void)r3, (void)r4, (void)r5;
+	return uxdp_bpf_ringbuf_query(ptr(r1), r2);
+}
+
 /* ---- the table ---------------------------------------------------------------- */
 
 #define A(x)	UXDP_BPF_ARG_##x
@@ -662,6 +678,9 @@ static const struct uxdp_bpf_helper helpers[] = {
 	HELPER(redirect_map, redirect_map, INT, A(MAP), A(ANY), A(ANY)),
 	HELPER(perf_event_output, perf_event_output, INT, A(CTX), A(MAP),
 	       A(ANY), A(MEM), A(SIZE)),
+	HELPER(ringbuf_output, ringbuf_output, INT, A(MAP), A(MEM), A(SIZE),
+	       A(ANY)),
+	HELPER(ringbuf_query, ringbuf_query, INT, A(MAP), A(ANY)),
 };
 
 #undef HELPER
@@ -698,9 +717,9 @@ static const uint16_t part2_ids[] = {
 	BPF_FUNC_get_numa_node_id,
 	BPF_FUNC_fib_lookup, BPF_FUNC_map_push_elem, BPF_FUNC_map_pop_elem,
 	BPF_FUNC_map_peek_elem, BPF_FUNC_spin_lock, BPF_FUNC_spin_unlock,
-	BPF_FUNC_jiffies64, BPF_FUNC_xdp_output, BPF_FUNC_ringbuf_output,
+	BPF_FUNC_jiffies64, BPF_FUNC_xdp_output,
 	BPF_FUNC_ringbuf_reserve, BPF_FUNC_ringbuf_submit,
-	BPF_FUNC_ringbuf_discard, BPF_FUNC_ringbuf_query,
+	BPF_FUNC_ringbuf_discard,
 	BPF_FUNC_check_mtu, BPF_FUNC_for_each_map_elem, BPF_FUNC_snprintf,
 	BPF_FUNC_timer_init, BPF_FUNC_timer_set_callback,
 	BPF_FUNC_timer_start, BPF_FUNC_timer_cancel, BPF_FUNC_trace_vprintk,

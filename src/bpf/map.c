@@ -88,8 +88,8 @@ int uxdp_bpf_map_create(struct uxdp_bpf_map *map)
 		return uxdp_fail(EOPNOTSUPP, "map %s: type %s is not supported "
 				 "yet (uxdp has array, percpu_array, the "
 				 "four hashes, prog_array, lpm_trie, the "
-				 "of-maps, devmap, xskmap, perf_event_array "
-				 "and global data)", map->name,
+				 "of-maps, devmap, xskmap, perf_event_array, "
+				 "ringbuf and global data)", map->name,
 				 uxdp_bpf_map_type_str(map->type, tb,
 						       sizeof(tb)));
 	/* BPF_F_RDONLY_PROG with BPF_F_WRONLY_PROG, or the same for the

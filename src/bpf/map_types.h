@@ -47,7 +47,7 @@
 	X(BPF_MAP_TYPE_SK_STORAGE,	"sk_storage",	NULL)		\
 	X(BPF_MAP_TYPE_DEVMAP_HASH,	"devmap_hash",	NULL)		\
 	X(BPF_MAP_TYPE_STRUCT_OPS,	"struct_ops",	NULL)		\
-	X(BPF_MAP_TYPE_RINGBUF,		"ringbuf",	NULL)		\
+	X(BPF_MAP_TYPE_RINGBUF,		"ringbuf",	&uxdp_bpf_ringbuf_ops)		\
 	X(BPF_MAP_TYPE_INODE_STORAGE,	"inode_storage", NULL)		\
 	X(BPF_MAP_TYPE_TASK_STORAGE,	"task_storage",	NULL)		\
 	X(BPF_MAP_TYPE_BLOOM_FILTER,	"bloom_filter",	NULL)		\
