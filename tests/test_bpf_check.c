@@ -71,7 +71,7 @@
 
 /* ---- maps and helpers ---------------------------------------------------- */
 
-enum { M_ARR, M_RODATA, M_BSS, M_PROGS, M_HASH, NMAPS };
+enum { M_ARR, M_RODATA, M_BSS, M_PROGS, M_HASH, M_RB, NMAPS };
 
 static uint8_t arr_values[4 * 16], rodata_values[8], bss_values[64];
 static uint8_t fake_map[NMAPS];
@@ -98,6 +98,9 @@ static const struct uxdp_bpf_build_map test_maps[NMAPS] = {
 	[M_HASH] = { .name = "hash", .type = BPF_MAP_TYPE_HASH,
 		     .key_size = 8, .value_size = 8, .max_entries = 16,
 		     .map = &fake_map[M_HASH] },
+	/* Its reserve gives NULL (fn_none): runs take the NULL path. */
+	[M_RB] = { .name = "rb", .type = BPF_MAP_TYPE_RINGBUF,
+		   .max_entries = 4096, .map = &fake_map[M_RB] },
 };
 
 static uint64_t fn_none(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
@@ -167,6 +170,12 @@ static const struct uxdp_bpf_helper test_helpers[] = {
 		    UXDP_BPF_ARG_SIZE } },
 	{ .id = BPF_FUNC_trace_printk, .name = "trace_printk", .fn = fn_none,
 	  .args = { UXDP_BPF_ARG_MEM, UXDP_BPF_ARG_SIZE } },
+	{ .id = BPF_FUNC_ringbuf_reserve, .name = "ringbuf_reserve",
+	  .fn = fn_none,
+	  .args = { UXDP_BPF_ARG_MAP, UXDP_BPF_ARG_ANY, UXDP_BPF_ARG_ANY } },
+	{ .id = BPF_FUNC_ringbuf_submit, .name = "ringbuf_submit",
+	  .fn = fn_none, .args = { UXDP_BPF_ARG_ANY, UXDP_BPF_ARG_ANY },
+	  .ret = UXDP_BPF_RET_VOID },
 };
 
 static const struct uxdp_bpf_helper *test_helper(uint32_t id)
@@ -548,6 +557,74 @@ static const struct tcase cases[] = {
 		},
 		REJECT, "write into a value of one of several maps, one of "
 			"them read-only",
+	},
+	/* bpf_ringbuf_reserve: a record of a known size, proven against
+	 * it; submit takes its start. */
+	{
+		"a ring buffer record written inside its size: proven",
+		{
+			LD_MAP(1, M_RB), MOV64_IMM(2, 16), MOV64_IMM(3, 0),
+			CALL(BPF_FUNC_ringbuf_reserve),
+			JMP_IMM(BPF_JEQ, 0, 0, 4),
+			ST(BPF_DW, 0, 8, 1),
+			MOV64_REG(1, 0), MOV64_IMM(2, 0),
+			CALL(BPF_FUNC_ringbuf_submit),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		ACCEPT, NULL, C(1, 1, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, XDP_PASS) },
+	},
+	{
+		"a ring buffer record written past its size",
+		{
+			LD_MAP(1, M_RB), MOV64_IMM(2, 16), MOV64_IMM(3, 0),
+			CALL(BPF_FUNC_ringbuf_reserve),
+			JMP_IMM(BPF_JEQ, 0, 0, 4),
+			ST(BPF_W, 0, 16, 1),
+			MOV64_REG(1, 0), MOV64_IMM(2, 0),
+			CALL(BPF_FUNC_ringbuf_submit),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		REJECT, "access to a ring buffer record at off 16 size 4: the "
+			"record has 16 bytes",
+	},
+	{
+		"a ring buffer record of a size not known",
+		{
+			LDX(BPF_W, 2, 1, 16), LD_MAP(1, M_RB), MOV64_IMM(3, 0),
+			CALL(BPF_FUNC_ringbuf_reserve),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		REJECT, "R2 (ringbuf_reserve's size) is not a known constant",
+	},
+	{
+		"a ring buffer record submitted from its inside",
+		{
+			LD_MAP(1, M_RB), MOV64_IMM(2, 16), MOV64_IMM(3, 0),
+			CALL(BPF_FUNC_ringbuf_reserve),
+			JMP_IMM(BPF_JEQ, 0, 0, 4),
+			MOV64_REG(1, 0), ALU64_IMM(BPF_ADD, 1, 4),
+			MOV64_IMM(2, 0),
+			CALL(BPF_FUNC_ringbuf_submit),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		REJECT, "R1 is inside a ring buffer record: ringbuf_submit takes "
+			"the start of a record",
+	},
+	{
+		"a scalar submitted as a record",
+		{
+			MOV64_IMM(1, 0), MOV64_IMM(2, 0),
+			CALL(BPF_FUNC_ringbuf_submit),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		REJECT, "R1 is scalar: ringbuf_submit takes the start of a "
+			"record from bpf_ringbuf_reserve",
 	},
 	{
 		"map value at a variable offset: checked",
@@ -1197,7 +1274,7 @@ static const struct tcase cases[] = {
 	{
 		"lddw of a map the program does not have",
 		{ LD_MAP(1, NMAPS), MOV64_IMM(0, 0), EXIT },
-		REJECT, "map index 5: the program has 5 maps",
+		REJECT, "map index 6: the program has 6 maps",
 	},
 	{
 		"direct value access to an array of four",

@@ -759,6 +759,14 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_ringbuf_ops;
 long uxdp_bpf_ringbuf_output(struct uxdp_bpf_map *map, const void *data,
 			     uint64_t size, uint64_t flags);
 uint64_t uxdp_bpf_ringbuf_query(struct uxdp_bpf_map *map, uint64_t flags);
+/* bpf_ringbuf_reserve (the record, or NULL), _submit and _discard
+ * (@discard); run_end: the records this thread's run left, discarded
+ * (prog.c, when uxdp_bpf_rb_npending says there are any). */
+void *uxdp_bpf_ringbuf_reserve(struct uxdp_bpf_map *map, uint64_t size,
+			       uint64_t flags);
+void uxdp_bpf_ringbuf_commit(void *data, uint64_t flags, bool discard);
+extern __thread uint32_t uxdp_bpf_rb_npending;
+void uxdp_bpf_ringbuf_run_end(const char *prog);
 
 /*
  * bpf_perf_event_output (map_perf.c): @msize bytes at @meta, then @psize

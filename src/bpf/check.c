@@ -128,6 +128,9 @@ struct reg {
 
 #define MAP_PROG_ANY	0xffff
 #define MAP_VALUE_ANY	0xfffe
+/* PTR_MAP_VALUE(_OR_NULL)'s map for a bpf_ringbuf_reserve() record: range
+ * is its size, id the reserve (its instruction + 1; 0 after a join of two). */
+#define MAP_RB_REC	0xfffd
 
 /* State flags. */
 #define ST_PKT_CHANGED	(1U << 0)	/* a helper moved the packet since the
@@ -214,6 +217,8 @@ static const char *map_name(const struct env *e, uint32_t m)
 		return "(one of several prog arrays)";
 	if (m == MAP_VALUE_ANY)
 		return "(one of several maps)";
+	if (m == MAP_RB_REC)
+		return "(a ring buffer record)";
 	return e->b->maps[m].name ? e->b->maps[m].name : "(unnamed)";
 }
 
@@ -937,14 +942,14 @@ static bool like_maps(const struct env *env, const struct reg *a,
  * write it. */
 static uint32_t value_bytes(const struct env *env, const struct reg *r)
 {
-	return r->map == MAP_VALUE_ANY ? r->range :
+	return r->map == MAP_VALUE_ANY || r->map == MAP_RB_REC ? r->range :
 	       env->b->maps[r->map].value_size;
 }
 
 static bool value_rdonly(const struct env *env, const struct reg *r)
 {
 	return r->map == MAP_VALUE_ANY ? r->frame :
-	       env->b->maps[r->map].rdonly;
+	       r->map == MAP_RB_REC ? false : env->b->maps[r->map].rdonly;
 }
 
 /* Values of two maps: one of several, as big as the smaller, read-only
@@ -961,6 +966,16 @@ static struct reg value_any(const struct env *env, const struct reg *d,
 	return r;
 }
 
+/* @a is 0 and @b the start of the record of one reservation (or its
+ * NULL-or-record). */
+static bool rec_or_null(const struct reg *a, const struct reg *b)
+{
+	return a->type == SCALAR && !a->umin && !a->umax &&
+	       (b->type == PTR_MAP_VALUE ||
+		b->type == PTR_MAP_VALUE_OR_NULL) &&
+	       b->map == MAP_RB_REC && b->id && !b->off && !b->umax;
+}
+
 /* @d join @s; @e (widening) may be NULL, @env is the pass's. */
 static bool reg_join(const struct env *e, const struct env *env,
 		     struct reg *d, const struct reg *s)
@@ -969,7 +984,13 @@ static bool reg_join(const struct env *e, const struct env *env,
 
 	if (reg_eq(d, s))
 		return false;
-	if (d->type != s->type) {
+	if (rec_or_null(d, s) || rec_or_null(s, d)) {
+		/* A reservation's NULL joined with its record, as clang
+		 * leaves "r7 = r0; if r7 != 0 ..." before the check it
+		 * means: NULL or the record, checked again later. */
+		r = d->type == SCALAR ? *s : *d;
+		r.type = PTR_MAP_VALUE_OR_NULL;
+	} else if (d->type != s->type) {
 		r = unknown();
 	} else {
 		switch (d->type) {
@@ -991,10 +1012,18 @@ static bool reg_join(const struct env *e, const struct env *env,
 		case PTR_STACK:
 		case PTR_MAP_VALUE:
 		case PTR_RAW:
-			if (d->type == PTR_MAP_VALUE && d->map != s->map)
+			if (d->type == PTR_MAP_VALUE && d->map != s->map) {
 				r = value_any(env, d, s);
-			else
+			} else if (d->type == PTR_MAP_VALUE &&
+				   d->map == MAP_RB_REC) {
+				/* Two records: the smaller's size; of one
+				 * reserve, or of none known. */
 				r = var_join(d, s);
+				r.range = MIN(d->range, s->range);
+				r.id = d->id == s->id ? d->id : 0;
+			} else {
+				r = var_join(d, s);
+			}
 			if (d->type == PTR_STACK && d->frame != s->frame)
 				r.frame = FRAME_ANY;
 			if (e)
@@ -2196,13 +2225,20 @@ static int do_mem(struct env *e, struct wstate *w, uint32_t i)
 	case PTR_MAP_VALUE: {
 		const struct uxdp_bpf_build_map *m;
 
-		if (p.map == MAP_VALUE_ANY) {
+		if (p.map == MAP_VALUE_ANY || p.map == MAP_RB_REC) {
 			/* The kernel checks each path with its own map;
 			 * here the access must fit every one of them. */
 			if (proven(e, &p, in->off, size, write)) {
 				kind = PROVEN;
 				break;
 			}
+			/* A record is no region a check could find. */
+			if (p.map == MAP_RB_REC &&
+			    REFUSE(e, i, "access to a ring buffer record at off "
+				   "%lld size %u%s: the record has %u bytes",
+				   (long long)lo, size, p.umax ? " (and a "
+				   "variable part)" : "", p.range))
+				return -EINVAL;
 			if (write && p.frame &&
 			    REFUSE(e, i, "write into a value of one of several "
 				   "maps, one of them read-only"))
@@ -2410,8 +2446,9 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 				   map_name(e, map), e->b->maps[map].type))
 				return -EINVAL;
 			/* The ring buffer calls take a ringbuf (and it only
-			 * them; reserve is not here yet). */
+			 * them). */
 			if ((id == BPF_FUNC_ringbuf_output ||
+			     id == BPF_FUNC_ringbuf_reserve ||
 			     id == BPF_FUNC_ringbuf_query) !=
 			    (e->b->maps[map].type == BPF_MAP_TYPE_RINGBUF) &&
 			    REFUSE(e, i, "%s on map %s (type %u): the ring "
@@ -2484,6 +2521,29 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 					kind);
 		}
 	}
+	if (id == BPF_FUNC_ringbuf_submit || id == BPF_FUNC_ringbuf_discard) {
+		struct reg *r1 = &w->regs[1];
+		uint32_t rid = r1->id;
+
+		if ((r1->type != PTR_MAP_VALUE || r1->map != MAP_RB_REC ||
+		     r1->off || r1->umax) &&
+		    REFUSE(e, i, "R1 is %s: %s takes the start of a record "
+			   "from bpf_ringbuf_reserve", r1->type ==
+			   PTR_MAP_VALUE && r1->map == MAP_RB_REC ?
+			   "inside a ring buffer record" :
+			   type_names[r1->type], name))
+			return -EINVAL;
+		/* The record is the ring's now: no pointer to it is one
+		 * (copies joined with another record keep no id: what they
+		 * write after this stays inside the ring, which the run-time
+		 * side keeps consistent). */
+		if (r1->type == PTR_MAP_VALUE && r1->map == MAP_RB_REC)
+			FOR_EACH_REG(w, r, {
+				if (r->type == PTR_MAP_VALUE &&
+				    r->map == MAP_RB_REC && r->id == rid)
+					*r = unknown();
+			});
+	}
 	if (changes_pkt(id)) {
 		FOR_EACH_REG(w, r, demote_pkt(r));
 		w->flags |= ST_PKT_CHANGED;
@@ -2513,6 +2573,27 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 		w->regs[0].id = i + 1;
 	} else if (h->ret == UXDP_BPF_RET_VOID) {
 		w->regs[0] = ptr(NOT_INIT, 0);
+	} else if (id == BPF_FUNC_ringbuf_reserve) {
+		/* The kernel's ARG_CONST_ALLOC_SIZE_OR_ZERO: a known size,
+		 * the record's (what its accesses are proven against). */
+		const struct reg *sz = &w->regs[2];
+
+		if ((sz->type != SCALAR || !is_const(sz) ||
+		     sz->umin > MAX_OFF) &&
+		    REFUSE(e, i, "R2 (ringbuf_reserve's size) is not a known "
+			   "constant"))
+			return -EINVAL;
+		demote_id(w, i + 1);
+		FOR_EACH_REG(w, r, {
+			if (r->type == PTR_MAP_VALUE && r->map == MAP_RB_REC &&
+			    r->id == i + 1)
+				r->id = 0;
+		});
+		w->regs[0] = ptr(PTR_MAP_VALUE_OR_NULL, 0);
+		w->regs[0].map = MAP_RB_REC;
+		w->regs[0].range = is_const(sz) && sz->umin <= MAX_OFF ?
+				   (uint32_t)sz->umin : 0;
+		w->regs[0].id = i + 1;
 	} else {
 		w->regs[0] = unknown();
 	}
@@ -2775,9 +2856,12 @@ static void null_checked(const struct env *e, struct wstate *w,
 	uint32_t id = p->id;
 
 	v.map = p->map;
+	if (p->map == MAP_RB_REC) {
+		v.range = p->range;
+		v.id = p->id;
 	/* An of-map's "value" is its inner map: a map pointer of the inner
 	 * definition (the kernel's CONST_PTR_TO_MAP of inner_map_meta). */
-	if (e->b->maps[p->map].inner) {
+	} else if (e->b->maps[p->map].inner) {
 		v = ptr(CONST_MAP, 0);
 		v.map = (uint16_t)(e->b->maps[p->map].inner - 1);
 	}

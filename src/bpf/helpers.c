@@ -635,6 +635,29 @@ static uint64_t h_ringbuf_output(uint64_t r1, uint64_t r2, uint64_t r3,
 	return (uint64_t)uxdp_bpf_ringbuf_output(ptr(r1), ptr(r2), r3, r4);
 }
 
+static uint64_t h_ringbuf_reserve(uint64_t r1, uint64_t r2, uint64_t r3,
+				  uint64_t r4, uint64_t r5)
+{
+	(void)r4, (void)r5;
+	return (uint64_t)(uintptr_t)uxdp_bpf_ringbuf_reserve(ptr(r1), r2, r3);
+}
+
+static uint64_t h_ringbuf_submit(uint64_t r1, uint64_t r2, uint64_t r3,
+				 uint64_t r4, uint64_t r5)
+{
+	(void)r3, (void)r4, (void)r5;
+	uxdp_bpf_ringbuf_commit(ptr(r1), r2, false);
+	return 0;
+}
+
+static uint64_t h_ringbuf_discard(uint64_t r1, uint64_t r2, uint64_t r3,
+				  uint64_t r4, uint64_t r5)
+{
+	(void)r3, (void)r4, (void)r5;
+	uxdp_bpf_ringbuf_commit(ptr(r1), r2, true);
+	return 0;
+}
+
 static uint64_t h_ringbuf_query(uint64_t r1, uint64_t r2, uint64_t r3,
 				uint64_t r4, uint64_t r5)
 {
@@ -681,6 +704,11 @@ static const struct uxdp_bpf_helper helpers[] = {
 	HELPER(ringbuf_output, ringbuf_output, INT, A(MAP), A(MEM), A(SIZE),
 	       A(ANY)),
 	HELPER(ringbuf_query, ringbuf_query, INT, A(MAP), A(ANY)),
+	/* The safety pass types reserve's result (a record of R2's size,
+	 * or NULL) and checks submit's and discard's argument. */
+	HELPER(ringbuf_reserve, ringbuf_reserve, INT, A(MAP), A(ANY), A(ANY)),
+	HELPER(ringbuf_submit, ringbuf_submit, VOID, A(ANY), A(ANY)),
+	HELPER(ringbuf_discard, ringbuf_discard, VOID, A(ANY), A(ANY)),
 };
 
 #undef HELPER
@@ -718,8 +746,6 @@ static const uint16_t part2_ids[] = {
 	BPF_FUNC_fib_lookup, BPF_FUNC_map_push_elem, BPF_FUNC_map_pop_elem,
 	BPF_FUNC_map_peek_elem, BPF_FUNC_spin_lock, BPF_FUNC_spin_unlock,
 	BPF_FUNC_jiffies64, BPF_FUNC_xdp_output,
-	BPF_FUNC_ringbuf_reserve, BPF_FUNC_ringbuf_submit,
-	BPF_FUNC_ringbuf_discard,
 	BPF_FUNC_check_mtu, BPF_FUNC_for_each_map_elem, BPF_FUNC_snprintf,
 	BPF_FUNC_timer_init, BPF_FUNC_timer_set_callback,
 	BPF_FUNC_timer_start, BPF_FUNC_timer_cancel, BPF_FUNC_trace_vprintk,

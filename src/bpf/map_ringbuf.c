@@ -191,6 +191,9 @@ static long rb_delete_elem(struct uxdp_bpf_map *m, const void *key)
 
 const struct uxdp_bpf_map_ops uxdp_bpf_ringbuf_ops = {
 	.map_size = sizeof(struct rb_map),
+	/* Not for a grace period: so that a run has its end (run_exit),
+	 * where the records it left are discarded. */
+	.rcu_reader = true,
 	.map_alloc_check = rb_alloc_check,
 	.map_alloc = rb_alloc,
 	.map_free = rb_free,
@@ -262,8 +265,11 @@ static void *rb_reserve(struct rb_map *rb, uint64_t size)
 	return hdr + 2;
 }
 
-static void rb_commit(struct rb_map *rb, void *data, uint64_t flags,
-		      bool discard)
+/* Not inlined: GCC 12 then warns of a write into "a region of size 0"
+ * through rb (a -Wstringop-overflow false positive). */
+static __attribute__((noinline)) void rb_commit(struct rb_map *rb,
+						void *data, uint64_t flags,
+						bool discard)
 {
 	uint32_t *hdr = (uint32_t *)data - 2;
 	uint32_t len = __atomic_load_n(hdr, __ATOMIC_RELAXED);
@@ -282,6 +288,70 @@ static void rb_commit(struct rb_map *rb, void *data, uint64_t flags,
 	if (write(rb->efd, &one, sizeof(one)) < 0) {
 		/* EAGAIN: the counter is full, so it is readable anyway. */
 	}
+}
+
+/*
+ * bpf_ringbuf_reserve's records not yet submitted or discarded, per
+ * thread: a program's run is on one thread, and its end (prog.c's
+ * run_exit) discards what the program left (the kernel's verifier refuses
+ * such a program; here a record left BUSY would stop the consumer for
+ * ever). A submit or discard of a record not here (twice, or not a
+ * reservation) does nothing.
+ */
+#define RB_PENDING	16
+
+struct rb_pending {
+	struct rb_map *rb;
+	void *data;
+};
+
+static __thread struct rb_pending rb_pending[RB_PENDING];
+__thread uint32_t uxdp_bpf_rb_npending;
+
+void *uxdp_bpf_ringbuf_reserve(struct uxdp_bpf_map *map, uint64_t size,
+			       uint64_t flags)
+{
+	struct rb_map *rb = to_rb(map);
+	void *rec;
+
+	if (unlikely(flags) || uxdp_bpf_rb_npending == RB_PENDING)
+		return NULL;
+	rec = rb_reserve(rb, size);
+	if (rec)
+		rb_pending[uxdp_bpf_rb_npending++] = (struct rb_pending){
+			rb, rec };
+	return rec;
+}
+
+void uxdp_bpf_ringbuf_commit(void *data, uint64_t flags, bool discard)
+{
+	uint32_t i;
+
+	for (i = uxdp_bpf_rb_npending; i-- > 0;)
+		if (rb_pending[i].data == data) {
+			struct rb_map *rb = rb_pending[i].rb;
+
+			rb_pending[i] = rb_pending[--uxdp_bpf_rb_npending];
+			rb_commit(rb, data, flags, discard);
+			return;
+		}
+}
+
+void uxdp_bpf_ringbuf_run_end(const char *prog)
+{
+	static bool said;
+	uint32_t n = uxdp_bpf_rb_npending;
+
+	while (uxdp_bpf_rb_npending) {
+		struct rb_pending *p = &rb_pending[--uxdp_bpf_rb_npending];
+
+		rb_commit(p->rb, p->data, 0, true);
+	}
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		uxdp_pr(UXDP_WARN, "bpf: prog %s: %u ring buffer record%s "
+			"reserved and neither submitted nor discarded: "
+			"discarded at the end of the run (printed once)\n",
+			prog, n, n == 1 ? "" : "s");
 }
 
 long uxdp_bpf_ringbuf_output(struct uxdp_bpf_map *map, const void *data,

@@ -10,8 +10,8 @@
  * type  BPF_MAP_TYPE_* (UAPI value)
  * name  libbpf's spelling (libbpf_bpf_map_type_str), for messages
  * ops   the family's struct uxdp_bpf_map_ops (map_<family>.c), or NULL for
- *       a type uxdp does not have (yet: part 2 of issue 14 brings the hash,
- *       LRU, LPM, of-maps, redirect, ring buffer and queue families)
+ *       a type uxdp does not have (yet: issue 15 brings DEVMAP_HASH,
+ *       CPUMAP, the queue and stack)
  *
  * Newer kernels' types beyond BPF_MAP_TYPE_USER_RINGBUF are spelled by
  * number ("type 33"): the UAPI header Debian 12 ships ends there.

@@ -222,10 +222,17 @@ static inline struct uxdp_xdp_cpu *run_enter(const struct bpf_loaded *lp,
 	return cpu;
 }
 
-static inline void run_exit(struct uxdp_xdp_cpu *cpu)
+static inline void run_exit(const struct bpf_loaded *lp,
+			    struct uxdp_xdp_cpu *cpu)
 {
-	if (unlikely(cpu != NULL))
+	if (unlikely(cpu != NULL)) {
+		/* Records a ringbuf program reserved and left (a ringbuf
+		 * makes its programs take this path). */
+		if (unlikely(uxdp_bpf_rb_npending))
+			uxdp_bpf_ringbuf_run_end(lp->code->name ?
+						 lp->code->name : "?");
 		xdp_rcu_unlock(cpu);
+	}
 }
 
 static uint32_t run_interp(struct uxdp_buff *ctx, void *priv)
@@ -244,7 +251,7 @@ static uint32_t run_interp(struct uxdp_buff *ctx, void *priv)
 	run.mem = NULL;
 	run.mem_len = 0;
 	r0 = uxdp_bpf_interp_run(&run, (uint64_t)(uintptr_t)ctx, 0);
-	run_exit(cpu);
+	run_exit(lp, cpu);
 	return prog_done(lp, &run, r0);
 }
 
@@ -260,7 +267,7 @@ static uint32_t run_jit(struct uxdp_buff *ctx, void *priv)
 	if (unlikely(!ok))
 		return prog_count(lp, UXDP_ABORTED);
 	r0 = uxdp_bpf_jit_run_xdp(lp->jit, &run, ctx);
-	run_exit(cpu);
+	run_exit(lp, cpu);
 	return prog_done(lp, &run, r0);
 }
 
