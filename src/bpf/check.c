@@ -966,16 +966,6 @@ static struct reg value_any(const struct env *env, const struct reg *d,
 	return r;
 }
 
-/* @a is 0 and @b the start of the record of one reservation (or its
- * NULL-or-record). */
-static bool rec_or_null(const struct reg *a, const struct reg *b)
-{
-	return a->type == SCALAR && !a->umin && !a->umax &&
-	       (b->type == PTR_MAP_VALUE ||
-		b->type == PTR_MAP_VALUE_OR_NULL) &&
-	       b->map == MAP_RB_REC && b->id && !b->off && !b->umax;
-}
-
 /* @d join @s; @e (widening) may be NULL, @env is the pass's. */
 static bool reg_join(const struct env *e, const struct env *env,
 		     struct reg *d, const struct reg *s)
@@ -984,13 +974,7 @@ static bool reg_join(const struct env *e, const struct env *env,
 
 	if (reg_eq(d, s))
 		return false;
-	if (rec_or_null(d, s) || rec_or_null(s, d)) {
-		/* A reservation's NULL joined with its record, as clang
-		 * leaves "r7 = r0; if r7 != 0 ..." before the check it
-		 * means: NULL or the record, checked again later. */
-		r = d->type == SCALAR ? *s : *d;
-		r.type = PTR_MAP_VALUE_OR_NULL;
-	} else if (d->type != s->type) {
+	if (d->type != s->type) {
 		r = unknown();
 	} else {
 		switch (d->type) {
@@ -1012,7 +996,17 @@ static bool reg_join(const struct env *e, const struct env *env,
 		case PTR_STACK:
 		case PTR_MAP_VALUE:
 		case PTR_RAW:
-			if (d->type == PTR_MAP_VALUE && d->map != s->map) {
+			if (d->type == PTR_MAP_VALUE &&
+			    (d->map == MAP_RB_REC || s->map == MAP_RB_REC) &&
+			    d->map != s->map) {
+				/* A record and a map's value: a pointer
+				 * submit would no longer find. */
+				r = unknown();
+			} else if (d->type == PTR_MAP_VALUE &&
+				   (d->map != s->map ||
+				    d->map == MAP_VALUE_ANY)) {
+				/* (Two of several maps each: the smaller
+				 * size, read-only if either is.) */
 				r = value_any(env, d, s);
 			} else if (d->type == PTR_MAP_VALUE &&
 				   d->map == MAP_RB_REC) {
@@ -2533,14 +2527,14 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 			   "inside a ring buffer record" :
 			   type_names[r1->type], name))
 			return -EINVAL;
-		/* The record is the ring's now: no pointer to it is one
-		 * (copies joined with another record keep no id: what they
-		 * write after this stays inside the ring, which the run-time
-		 * side keeps consistent). */
+		/* The record is the ring's now: no pointer to it is one,
+		 * nor any record pointer a join left without an id (it may
+		 * be this one). */
 		if (r1->type == PTR_MAP_VALUE && r1->map == MAP_RB_REC)
 			FOR_EACH_REG(w, r, {
 				if (r->type == PTR_MAP_VALUE &&
-				    r->map == MAP_RB_REC && r->id == rid)
+				    r->map == MAP_RB_REC &&
+				    (r->id == rid || !r->id || !rid))
 					*r = unknown();
 			});
 	}

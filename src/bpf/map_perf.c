@@ -189,6 +189,9 @@ static long pm_delete_elem(struct uxdp_bpf_map *m, const void *key)
 
 const struct uxdp_bpf_map_ops uxdp_bpf_perf_event_array_ops = {
 	.map_size = sizeof(struct perf_map),
+	/* A run writing a ring is a read-side section, so the buffer's
+	 * free (after a grace period) waits for it, in a poll or not. */
+	.rcu_reader = true,
 	.map_alloc_check = pm_alloc_check,
 	.map_alloc = pm_alloc,
 	.map_free = pm_free,

@@ -244,9 +244,14 @@ static void *rb_reserve(struct rb_map *rb, uint64_t size)
 					     (pend & rb->mask)),
 					     __ATOMIC_ACQUIRE);
 
-		if (l & BPF_RINGBUF_BUSY_BIT)
+		uint64_t step = round8((l & ~BPF_RINGBUF_DISCARD_BIT) +
+				       RB_HDR);
+
+		/* A header past the producer (a program's stray write
+		 * into a record it gave up): stop at it. */
+		if ((l & BPF_RINGBUF_BUSY_BIT) || step > prod - pend)
 			break;
-		pend += round8((l & ~BPF_RINGBUF_DISCARD_BIT) + RB_HDR);
+		pend += step;
 	}
 	rb->pend_pos = pend;
 	new_prod = prod + len;
@@ -418,13 +423,27 @@ static int64_t ring_consume(struct rb_ring *r)
 	prod = __atomic_load_n(&rb->prod_pos, __ATOMIC_SEQ_CST);
 	while (cons < prod) {
 		uint32_t *hdr = (uint32_t *)(rb->data + (cons & rb->mask));
-		/* Acquire: the record's bytes before its cleared BUSY. */
-		uint32_t len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+		/* Acquire: the record's bytes before its cleared BUSY
+		 * (seq_cst: the commit's store against poll's flag). */
+		uint32_t len = __atomic_load_n(hdr, __ATOMIC_SEQ_CST);
 		int err;
+
+		uint64_t step = round8((len & ~BPF_RINGBUF_DISCARD_BIT) +
+				       RB_HDR);
 
 		if (len & BPF_RINGBUF_BUSY_BIT)
 			break;
-		cons += round8((len & ~BPF_RINGBUF_DISCARD_BIT) + RB_HDR);
+		/* Programs write records in place: a header a stray write
+		 * broke is not followed past what was produced. */
+		if (step > prod - cons) {
+			uxdp_pr(UXDP_WARN, "bpf: ringbuf %s: a broken record "
+				"header at %llu: the rest produced is skipped\n",
+				rb->map.name, (unsigned long long)cons);
+			__atomic_store_n(&rb->cons_pos, prod,
+					 __ATOMIC_RELEASE);
+			return n;
+		}
+		cons += step;
 		if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
 			err = r->cb(r->ctx, hdr + 2, len);
 			if (err < 0) {

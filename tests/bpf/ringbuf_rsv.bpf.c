@@ -41,9 +41,14 @@ int ringbuf_rsv(struct xdp_md *ctx)
 	struct rec *r, *a, *b;
 	__u8 *p;
 
+	/* (Not "put_rets(0, r != 0)" before the check: clang then tests
+	 * a copy twice, paths uxdp's pass joins into an unknown pointer;
+	 * docs/semantics.md, "Ring buffers".) */
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	put_rets(0, r != 0);
-	if (r) {
+	if (!r) {
+		put_rets(0, 0);
+	} else {
+		put_rets(0, 1);
 		r->len = len;
 		r->tag = 1;
 		__builtin_memset(r->head, 0, sizeof(r->head));
