@@ -544,6 +544,36 @@ static const struct tcase cases[] = {
 		/* arr's value 1, in arr's region. */
 		.runs = { RUN(64, -1, 0, 0, 0x1716151413121110ULL) },
 	},
+	/* Two joins of several maps' values joined again: the smallest
+	 * size and read-only if any is, whichever arrives first (the left
+	 * one's size and writability were kept). */
+	{
+		"values of several maps joined twice, one read-only, written",
+		{
+			LDX(BPF_W, 6, 1, 16),
+			LOOKUP0(M_ARR),
+			JMP_IMM(BPF_JNE, 0, 0, 2),
+			MOV64_IMM(0, 0),
+			EXIT,
+			MOV64_REG(7, 0),
+			JMP_IMM(BPF_JSET, 6, 1, 5),
+			/* arr's value or bss: 16 bytes, writable */
+			MOV64_REG(1, 7),
+			JMP_IMM(BPF_JSET, 6, 2, 2),
+			LD_MAP_VALUE(1, M_BSS, 0),
+			JA(6),
+			/* bss or .rodata: 8 bytes, read-only */
+			LD_MAP_VALUE(1, M_BSS, 0),
+			JMP_IMM(BPF_JSET, 6, 4, 2),
+			LD_MAP_VALUE(1, M_RODATA, 0),
+			JA(0),
+			ST(BPF_W, 1, 0, 7),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		REJECT, "write into a value of one of several maps, one of "
+			"them read-only",
+	},
 	{
 		"values of two maps joined, one read-only, written",
 		{
