@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <linux/bpf.h>		/* struct bpf_insn, BPF_* field values */
 
@@ -776,6 +777,27 @@ void uxdp_bpf_ringbuf_run_end(const char *prog);
  * -ENOENT (no ring there), -EOPNOTSUPP (another CPU's ring), -ENOSPC (the
  * ring is full: counted as lost).
  */
+/* The consumers' polls (map_perf.c, map_ringbuf.c): milliseconds of
+ * CLOCK_MONOTONIC, and what poll(2) should wait of @timeout_ms (-1: for
+ * ever) that ends at @deadline. */
+static inline uint64_t uxdp_bpf_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline int uxdp_bpf_ms_left(int timeout_ms, uint64_t deadline)
+{
+	uint64_t now;
+
+	if (timeout_ms < 0)
+		return -1;
+	now = uxdp_bpf_now_ms();
+	return now >= deadline ? 0 : (int)(deadline - now);
+}
+
 long uxdp_bpf_perf_output(struct uxdp_bpf_map *map, uint64_t index,
 			  const void *meta, uint64_t msize, const void *pkt,
 			  uint64_t psize);

@@ -373,28 +373,38 @@ UXDP_EXPORT int uxdp_bpf_perf_buffer_poll(struct uxdp_bpf_perf_buffer *pb,
 	uint64_t v;
 	int n, ret;
 
+	uint64_t deadline;
+
 	if (!pb)
 		return -EINVAL;
 	n = uxdp_bpf_perf_buffer_consume(pb);
 	if (n || !timeout_ms)
 		return n;
-	/* A count a producer left after the last sleep ended. */
-	if (read(pb->efd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: nothing left. */
-	}
-	/* Seq_cst: the flag before the rings' heads are looked at again
-	 * (see the top of the file). */
-	__atomic_store_n(&pb->waiting, 1, __ATOMIC_SEQ_CST);
-	n = uxdp_bpf_perf_buffer_consume(pb);
-	if (!n) {
-		p.fd = pb->efd;
-		p.events = POLLIN;
-		ret = poll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms);
+	deadline = uxdp_bpf_now_ms() + (uint64_t)(timeout_ms > 0 ?
+						   timeout_ms : 0);
+	p.fd = pb->efd;
+	p.events = POLLIN;
+	for (;;) {
+		/* A count a producer left after an earlier sleep ended. */
+		if (read(pb->efd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: nothing left. */
+		}
+		/* Seq_cst: the flag before the rings' heads are looked at
+		 * again (see the top of the file). */
+		__atomic_store_n(&pb->waiting, 1, __ATOMIC_SEQ_CST);
+		n = uxdp_bpf_perf_buffer_consume(pb);
+		if (n)
+			break;
+		ret = poll(&p, 1, uxdp_bpf_ms_left(timeout_ms, deadline));
 		if (ret < 0) {
 			__atomic_store_n(&pb->waiting, 0, __ATOMIC_RELAXED);
 			return -errno;
 		}
 		n = uxdp_bpf_perf_buffer_consume(pb);
+		/* Woken with nothing: a producer's wake-up meant for an
+		 * earlier sleep. Sleep again for what is left. */
+		if (n || !ret || !uxdp_bpf_ms_left(timeout_ms, deadline))
+			break;
 	}
 	__atomic_store_n(&pb->waiting, 0, __ATOMIC_RELAXED);
 	return n;

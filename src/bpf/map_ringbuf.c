@@ -494,7 +494,7 @@ static void set_waiting(struct uxdp_bpf_ring_buffer *rbuf, uint32_t v)
 UXDP_EXPORT int uxdp_bpf_ring_buffer_poll(struct uxdp_bpf_ring_buffer *rbuf,
 					  int timeout_ms)
 {
-	uint64_t v;
+	uint64_t v, deadline;
 	uint32_t i;
 	int n, ret;
 
@@ -503,22 +503,31 @@ UXDP_EXPORT int uxdp_bpf_ring_buffer_poll(struct uxdp_bpf_ring_buffer *rbuf,
 	n = uxdp_bpf_ring_buffer_consume(rbuf);
 	if (n || !timeout_ms)
 		return n;
-	for (i = 0; i < rbuf->n; i++)
-		if (read(rbuf->rings[i].rb->efd, &v, sizeof(v)) < 0) {
-			/* EAGAIN: no count left from an earlier sleep. */
-		}
-	/* The flags before the positions are looked at again (see the
-	 * top of the file). */
-	set_waiting(rbuf, 1);
-	n = uxdp_bpf_ring_buffer_consume(rbuf);
-	if (!n) {
-		ret = poll(rbuf->pfds, rbuf->n, timeout_ms < 0 ? -1 :
-			   timeout_ms);
+	deadline = uxdp_bpf_now_ms() + (uint64_t)(timeout_ms > 0 ?
+						   timeout_ms : 0);
+	for (;;) {
+		for (i = 0; i < rbuf->n; i++)
+			if (read(rbuf->rings[i].rb->efd, &v, sizeof(v)) < 0) {
+				/* EAGAIN: no count left from an earlier
+				 * sleep. */
+			}
+		/* The flags before the positions are looked at again (see
+		 * the top of the file). */
+		set_waiting(rbuf, 1);
+		n = uxdp_bpf_ring_buffer_consume(rbuf);
+		if (n)
+			break;
+		ret = poll(rbuf->pfds, rbuf->n,
+			   uxdp_bpf_ms_left(timeout_ms, deadline));
 		if (ret < 0) {
 			set_waiting(rbuf, 0);
 			return -errno;
 		}
 		n = uxdp_bpf_ring_buffer_consume(rbuf);
+		/* Woken with nothing (a wake-up meant for an earlier
+		 * sleep): sleep again for what is left. */
+		if (n || !ret || !uxdp_bpf_ms_left(timeout_ms, deadline))
+			break;
 	}
 	set_waiting(rbuf, 0);
 	return n;
