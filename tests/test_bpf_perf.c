@@ -310,13 +310,6 @@ struct prod {
 	const bool *stop;	/* the consumer gave up: stop producing */
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void *producer(void *arg)
 {
@@ -331,11 +324,11 @@ static void *producer(void *arg)
 			continue;
 		/* Its sample consumed before the next run, so the
 		 * consumer sleeps before each one. Bounded: 10 s. */
-		uint64_t until = now_ms() + 10000;
+		uint64_t until = t_now_ms() + 10000;
 
 		while (__atomic_load_n(&pr->consumed[pr->index],
 				       __ATOMIC_ACQUIRE) < (uint64_t)(i + 1)) {
-			if (now_ms() > until ||
+			if (t_now_ms() > until ||
 			    __atomic_load_n(pr->stop, __ATOMIC_ACQUIRE)) {
 				pr->gave_up++;
 				break;
@@ -425,9 +418,9 @@ static void stress(uint32_t engine, size_t pages, uint32_t np, uint32_t runs,
 		assert_int_equal(pthread_create(&t[i], NULL, producer,
 						&pr[i]), 0);
 	}
-	end = now_ms() + 20000;
-	while (g.total + g.lost < c.want && now_ms() < end) {
-		uint64_t t0 = now_ms();
+	end = t_now_ms() + 20000;
+	while (g.total + g.lost < c.want && t_now_ms() < end) {
+		uint64_t t0 = t_now_ms();
 		int n = uxdp_bpf_perf_buffer_poll(c.pb, c.timeout_ms);
 
 		assert_true(n >= 0);
@@ -437,7 +430,7 @@ static void stress(uint32_t engine, size_t pages, uint32_t np, uint32_t runs,
 		 * early was woken by a producer that saw the flag of an
 		 * earlier sleep: spurious, as libbpf's poll may be too. */
 		if (pingpong && n > 0 &&
-		    now_ms() - t0 >= (uint64_t)c.timeout_ms)
+		    t_now_ms() - t0 >= (uint64_t)c.timeout_ms)
 			c.timeouts_pending++;
 	}
 	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);

@@ -271,13 +271,6 @@ static void test_left(void **state)
 
 /* ---- threads ---------------------------------------------------------------- */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 struct prod {
 	struct uxdp_bpf_object *obj;
@@ -305,11 +298,11 @@ static void *producer(void *arg)
 		run(pr->p, pkt, 16 + i % 48, pr->id);
 		if (!pr->pingpong)
 			continue;
-		uint64_t until = now_ms() + 10000;
+		uint64_t until = t_now_ms() + 10000;
 
 		while (__atomic_load_n(&pr->consumed[pr->id],
 				       __ATOMIC_ACQUIRE) < (uint64_t)i + 1) {
-			if (now_ms() > until ||
+			if (t_now_ms() > until ||
 			    __atomic_load_n(pr->stop, __ATOMIC_ACQUIRE)) {
 				pr->gave_up++;
 				break;
@@ -343,17 +336,17 @@ static void stress(uint32_t engine, uint32_t np, uint32_t runs, bool pingpong)
 		assert_int_equal(pthread_create(&t[i], NULL, producer,
 						&pr[i]), 0);
 	}
-	end = now_ms() + 20000;
+	end = t_now_ms() + 20000;
 	/* Until the producers are done and their records read. */
 	for (;;) {
-		uint64_t t0 = now_ms(), woken = g.woken;
+		uint64_t t0 = t_now_ms(), woken = g.woken;
 		bool done = true;
 		int n;
 
 		for (i = 0; i < np; i++)
 			done &= __atomic_load_n(&pr[i].finished,
 						__ATOMIC_ACQUIRE);
-		if (done || now_ms() > end)
+		if (done || t_now_ms() > end)
 			break;
 		n = uxdp_bpf_ring_buffer_poll(rb, pingpong ? 500 : 20);
 		assert_true(n >= 0);
@@ -362,7 +355,7 @@ static void stress(uint32_t engine, uint32_t np, uint32_t runs, bool pingpong)
 		 * there when it began, it reads before sleeping). The
 		 * 5-byte ones are BPF_RB_NO_WAKEUP: one may rightly wait
 		 * for the time-out, as in the kernel. */
-		if (pingpong && g.woken > woken && now_ms() - t0 >= 500)
+		if (pingpong && g.woken > woken && t_now_ms() - t0 >= 500)
 			slept++;
 	}
 	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);

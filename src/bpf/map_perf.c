@@ -167,26 +167,6 @@ static int pm_delete(struct uxdp_bpf_map *m, const void *key)
 				   __ATOMIC_ACQ_REL) ? 0 : -ENOENT;
 }
 
-/* The safety pass lets no map call through a perf_event_array. */
-static void *pm_lookup_elem(struct uxdp_bpf_map *m, const void *key)
-{
-	(void)m, (void)key;
-	return NULL;
-}
-
-static long pm_update_elem(struct uxdp_bpf_map *m, const void *key,
-			   const void *value, uint64_t flags)
-{
-	(void)m, (void)key, (void)value, (void)flags;
-	return -EINVAL;
-}
-
-static long pm_delete_elem(struct uxdp_bpf_map *m, const void *key)
-{
-	(void)m, (void)key;
-	return -EINVAL;
-}
-
 const struct uxdp_bpf_map_ops uxdp_bpf_perf_event_array_ops = {
 	.map_size = sizeof(struct perf_map),
 	/* A run writing a ring is a read-side section, so the buffer's
@@ -199,9 +179,8 @@ const struct uxdp_bpf_map_ops uxdp_bpf_perf_event_array_ops = {
 	.map_update = pm_update,
 	.map_delete = pm_delete,
 	.map_get_next_key = uxdp_bpf_array_next_key,
-	.map_lookup_elem = pm_lookup_elem,
-	.map_update_elem = pm_update_elem,
-	.map_delete_elem = pm_delete_elem,
+	/* No map_*_elem: the safety pass lets no map call through a
+	 * perf_event_array (as prog arrays). */
 };
 
 /* ---- the producer (a program's bpf_perf_event_output) ------------------------- */

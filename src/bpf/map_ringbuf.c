@@ -170,25 +170,6 @@ static int rb_get_next_key(const struct uxdp_bpf_map *m, const void *key,
 	return rb_lookup(m, key, NULL, 0);
 }
 
-static void *rb_lookup_elem(struct uxdp_bpf_map *m, const void *key)
-{
-	(void)m, (void)key;
-	return NULL;
-}
-
-static long rb_update_elem(struct uxdp_bpf_map *m, const void *key,
-			   const void *value, uint64_t flags)
-{
-	(void)m, (void)key, (void)value, (void)flags;
-	return -EINVAL;
-}
-
-static long rb_delete_elem(struct uxdp_bpf_map *m, const void *key)
-{
-	(void)m, (void)key;
-	return -EINVAL;
-}
-
 const struct uxdp_bpf_map_ops uxdp_bpf_ringbuf_ops = {
 	.map_size = sizeof(struct rb_map),
 	/* Not for a grace period: so that a run has its end (run_exit),
@@ -201,9 +182,8 @@ const struct uxdp_bpf_map_ops uxdp_bpf_ringbuf_ops = {
 	.map_update = rb_update,
 	.map_delete = rb_delete,
 	.map_get_next_key = rb_get_next_key,
-	.map_lookup_elem = rb_lookup_elem,
-	.map_update_elem = rb_update_elem,
-	.map_delete_elem = rb_delete_elem,
+	/* No map_*_elem: the safety pass lets only the ring buffer calls
+	 * take a ringbuf. */
 };
 
 /* ---- the producers ------------------------------------------------------------- */

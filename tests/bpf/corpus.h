@@ -32,4 +32,19 @@
 		bpf_map_update_elem(&name, &k, &v, BPF_ANY);		\
 	}
 
+/* The same per CPU (this CPU's value at @k), for objects a test runs on
+ * several threads at once. */
+#define PERCPU_RESULTS(name, n)						\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);		\
+		__uint(max_entries, n);					\
+		__type(key, __u32);					\
+		__type(value, __s64);					\
+	} name SEC(".maps");						\
+									\
+	static __always_inline void put_##name(__u32 k, __s64 v)	\
+	{								\
+		bpf_map_update_elem(&name, &k, &v, BPF_ANY);		\
+	}
+
 #endif

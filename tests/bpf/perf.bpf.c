@@ -27,17 +27,7 @@ struct {
 } events_all SEC(".maps");
 
 /* Per CPU: test_bpf_perf's producer threads run it at once. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 6);
-	__type(key, __u32);
-	__type(value, __s64);
-} rets SEC(".maps");
-
-static __always_inline void put_rets(__u32 k, __s64 v)
-{
-	bpf_map_update_elem(&rets, &k, &v, BPF_ANY);
-}
+PERCPU_RESULTS(rets, 6)
 
 struct sample {
 	__u32 len;

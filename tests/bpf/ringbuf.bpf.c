@@ -15,20 +15,10 @@ struct {
 	__uint(max_entries, 4096);
 } rb SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 9);
-	__type(key, __u32);
-	__type(value, __s64);
-} rets SEC(".maps");
+PERCPU_RESULTS(rets, 9)
 
 /* Bigger than the ring. */
 __u8 blob[5000];
-
-static __always_inline void put_rets(__u32 k, __s64 v)
-{
-	bpf_map_update_elem(&rets, &k, &v, BPF_ANY);
-}
 
 struct record {
 	__u32 len;

@@ -14,17 +14,7 @@ struct {
 	__uint(max_entries, 8192);
 } rb SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 8);
-	__type(key, __u32);
-	__type(value, __s64);
-} rets SEC(".maps");
-
-static __always_inline void put_rets(__u32 k, __s64 v)
-{
-	bpf_map_update_elem(&rets, &k, &v, BPF_ANY);
-}
+PERCPU_RESULTS(rets, 8)
 
 struct rec {
 	__u32 len;
