@@ -308,6 +308,11 @@ struct prod {
 	bool pingpong;
 	uint32_t gave_up;	/* out: waits past their bound */
 	const bool *stop;	/* the consumer gave up: stop producing */
+	/* Producers that run together meet here once each has its index:
+	 * without it, on a loaded machine the first could finish before the
+	 * second starts, which then gets the same (freed) index, and its
+	 * ping-pong count starts where the first one's ended. */
+	pthread_barrier_t *met;
 };
 
 
@@ -317,6 +322,8 @@ static void *producer(void *arg)
 	uint32_t i;
 
 	pr->index = uxdp_thread_index();
+	if (pr->met)
+		pthread_barrier_wait(pr->met);
 	for (i = 0; i < pr->runs &&
 	     !__atomic_load_n(pr->stop, __ATOMIC_ACQUIRE); i++) {
 		run(pr->p, PKT_LEN, pr->repeat);
@@ -401,6 +408,7 @@ static void stress(uint32_t engine, size_t pages, uint32_t np, uint32_t runs,
 	struct cons c = { 0 };
 	struct prod pr[2];
 	pthread_t t[2];
+	pthread_barrier_t met;
 	bool stop = false;
 	uint64_t end;
 	uint32_t i;
@@ -411,10 +419,11 @@ static void stress(uint32_t engine, size_t pages, uint32_t np, uint32_t runs,
 		"events_all"), pages, on_sample, on_lost, &g);
 	assert_non_null(c.pb);
 	c.want = (uint64_t)np * runs * repeat;
+	assert_int_equal(pthread_barrier_init(&met, NULL, np), 0);
 	for (i = 0; i < np; i++) {
 		pr[i] = (struct prod){ .p = p, .runs = runs, .repeat = repeat,
 				       .consumed = g.by_cpu, .stop = &stop,
-				       .pingpong = pingpong };
+				       .pingpong = pingpong, .met = &met };
 		assert_int_equal(pthread_create(&t[i], NULL, producer,
 						&pr[i]), 0);
 	}
@@ -436,6 +445,11 @@ static void stress(uint32_t engine, size_t pages, uint32_t np, uint32_t runs,
 	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
 	for (i = 0; i < np; i++)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
+	pthread_barrier_destroy(&met);
+	/* Threads alive together have different indices (their rings). */
+	if (np > 1 && pr[0].index == pr[1].index)
+		fail_msg("two producers alive together share thread index %u",
+			 pr[0].index);
 	assert_true(uxdp_bpf_perf_buffer_consume(c.pb) >= 0);
 	if (g.total + g.lost != c.want)
 		fail_msg("pages %zu, %u producers, %u x %u runs%s: %llu samples "
@@ -448,10 +462,12 @@ static void stress(uint32_t engine, size_t pages, uint32_t np, uint32_t runs,
 			 (np > 1 && pr[1].gave_up)))
 		fail_msg("ping-pong, pages %zu, %u producers, %u runs: %llu "
 			 "lost, %u polls slept their time-out with a sample "
-			 "waiting, producers gave up waiting %u and %u times",
+			 "waiting, producers gave up waiting %u and %u times, "
+			 "thread indices %u and %u",
 			 pages, np, runs, (unsigned long long)g.lost,
 			 c.timeouts_pending, pr[0].gave_up,
-			 np > 1 ? pr[1].gave_up : 0);
+			 np > 1 ? pr[1].gave_up : 0, pr[0].index,
+			 np > 1 ? pr[1].index : 0);
 	assert_int_equal(uxdp_bpf_perf_buffer_free(c.pb), 0);
 	uxdp_prog_put(p);
 	uxdp_bpf_object_close(obj);

@@ -11,6 +11,7 @@
 #include "t_helpers.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <poll.h>
 #include <string.h>
 
@@ -1260,6 +1261,79 @@ static void test_audit_finds_misplaced(void **state)
 	uxdp_dev_destroy(d);
 }
 
+/* ---- thread indices ---------------------------------------------------------- */
+
+/*
+ * A thread's index is its "CPU": its bulk queues, its per-CPU map slots,
+ * its perf ring. Threads alive together have different ones; an exiting
+ * thread's goes back for a later one; past UXDP_MAX_THREADS alive, a
+ * thread may not transmit (-EMFILE), rather than share a live index.
+ */
+struct idx_wave {
+	pthread_barrier_t *met;
+	struct uxdp_dev *dev;
+	uint32_t index;
+	int xmit;		/* uxdp_dev_xmit of nothing: 0 or -EMFILE */
+};
+
+static void *idx_thread(void *arg)
+{
+	struct idx_wave *w = arg;
+
+	w->xmit = uxdp_dev_xmit(w->dev, 0, NULL, 0);
+	w->index = uxdp_thread_index();
+	/* Every thread of the wave has its index before any exits. */
+	pthread_barrier_wait(w->met);
+	return NULL;
+}
+
+static void test_thread_indices(void **state)
+{
+	/* This thread holds one too (it polls in other tests). */
+	enum { N = UXDP_MAX_THREADS - 1 };
+	struct t_tdev *a = t_tdev_create("idx-a");
+	static struct idx_wave w[N + 1];
+	static pthread_t t[N + 1];
+	pthread_barrier_t met;
+	uint32_t mine = uxdp_thread_index(), round, i;
+
+	(void)state;
+	assert_true(mine < UXDP_MAX_THREADS);
+	for (round = 0; round < 20; round++) {
+		/* Waves of every size up to the limit; the last rounds one
+		 * past it. */
+		uint32_t n = round < 18 ? 1 + round * (N - 1) / 17 : N + 1;
+		uint64_t seen = 1ULL << mine;
+		uint32_t refused = 0;
+
+		assert_int_equal(pthread_barrier_init(&met, NULL, n), 0);
+		for (i = 0; i < n; i++) {
+			w[i] = (struct idx_wave){ .met = &met, .dev = a->dev };
+			assert_int_equal(pthread_create(&t[i], NULL, idx_thread,
+							&w[i]), 0);
+		}
+		for (i = 0; i < n; i++)
+			assert_int_equal(pthread_join(t[i], NULL), 0);
+		pthread_barrier_destroy(&met);
+		for (i = 0; i < n; i++) {
+			if (w[i].xmit == -EMFILE) {
+				refused++;
+				continue;
+			}
+			assert_int_equal(w[i].xmit, 0);
+			assert_true(w[i].index < UXDP_MAX_THREADS);
+			if (seen & (1ULL << w[i].index))
+				fail_msg("round %u, %u threads: index %u twice",
+					 round, n, w[i].index);
+			seen |= 1ULL << w[i].index;
+		}
+		/* Exactly the thread past the limit is refused. */
+		assert_int_equal(refused, n > N ? n - N : 0);
+	}
+	assert_int_equal(uxdp_thread_index(), mine);
+	t_tdev_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1289,6 +1363,7 @@ int main(void)
 		cmocka_unit_test(test_rxq_pool),
 		cmocka_unit_test(test_null_count_and_defaults),
 		cmocka_unit_test(test_audit_finds_misplaced),
+		cmocka_unit_test(test_thread_indices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

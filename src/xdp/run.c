@@ -42,6 +42,11 @@ static void cpu_release(void *arg)
 	pthread_mutex_lock(&cpu_lock);
 	cpu_ids_used &= ~(1ULL << cpu->id);
 	pthread_mutex_unlock(&cpu_lock);
+	/* A later destructor of this thread that polls again gets a new
+	 * state (and this destructor again), not the freed one. The index
+	 * goes back to the pool: a thread started after this one exits may
+	 * get it. */
+	uxdp_tls_cpu = NULL;
 	free(cpu);
 }
 
