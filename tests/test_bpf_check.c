@@ -71,7 +71,7 @@
 
 /* ---- maps and helpers ---------------------------------------------------- */
 
-enum { M_ARR, M_RODATA, M_BSS, M_PROGS, M_HASH, M_RB, NMAPS };
+enum { M_ARR, M_RODATA, M_BSS, M_PROGS, M_HASH, M_RB, M_QUEUE, NMAPS };
 
 static uint8_t arr_values[4 * 16], rodata_values[8], bss_values[64];
 static uint8_t fake_map[NMAPS];
@@ -101,6 +101,10 @@ static const struct uxdp_bpf_build_map test_maps[NMAPS] = {
 	/* Its reserve gives NULL (fn_none): runs take the NULL path. */
 	[M_RB] = { .name = "rb", .type = BPF_MAP_TYPE_RINGBUF,
 		   .max_entries = 4096, .map = &fake_map[M_RB] },
+	/* Its pop and peek (fn_fill) write 8 bytes of 0x5a. */
+	[M_QUEUE] = { .name = "q", .type = BPF_MAP_TYPE_QUEUE,
+		      .value_size = 8, .max_entries = 4,
+		      .map = &fake_map[M_QUEUE] },
 };
 
 static uint64_t fn_none(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
@@ -127,6 +131,15 @@ static uint64_t fn_lookup(uint64_t map, uint64_t key, uint64_t c, uint64_t d,
 		return 0;
 	return (uintptr_t)(test_maps[m].values +
 			   (size_t)idx * test_maps[m].value_size);
+}
+
+/* A queue's pop: value_size bytes written. */
+static uint64_t fn_fill(uint64_t map, uint64_t to, uint64_t c, uint64_t d,
+			uint64_t e)
+{
+	(void)map, (void)c, (void)d, (void)e;
+	memset((void *)(uintptr_t)to, 0x5a, 8);
+	return 0;
 }
 
 static uint64_t fn_adjust_head(uint64_t ctx, uint64_t delta, uint64_t c,
@@ -173,6 +186,11 @@ static const struct uxdp_bpf_helper test_helpers[] = {
 	{ .id = BPF_FUNC_ringbuf_reserve, .name = "ringbuf_reserve",
 	  .fn = fn_none,
 	  .args = { UXDP_BPF_ARG_MAP, UXDP_BPF_ARG_ANY, UXDP_BPF_ARG_ANY } },
+	{ .id = BPF_FUNC_map_push_elem, .name = "map_push_elem",
+	  .fn = fn_none,
+	  .args = { UXDP_BPF_ARG_MAP, UXDP_BPF_ARG_VALUE, UXDP_BPF_ARG_ANY } },
+	{ .id = BPF_FUNC_map_pop_elem, .name = "map_pop_elem", .fn = fn_fill,
+	  .args = { UXDP_BPF_ARG_MAP, UXDP_BPF_ARG_VALUE_WR } },
 	{ .id = BPF_FUNC_ringbuf_submit, .name = "ringbuf_submit",
 	  .fn = fn_none, .args = { UXDP_BPF_ARG_ANY, UXDP_BPF_ARG_ANY },
 	  .ret = UXDP_BPF_RET_VOID },
@@ -587,6 +605,67 @@ static const struct tcase cases[] = {
 		},
 		REJECT, "write into a value of one of several maps, one of "
 			"them read-only",
+	},
+	/* Queues and stacks: pop writes value_size bytes (uninitialised
+	 * before: the helper fills them), push reads them; only push, pop
+	 * and peek take a queue, and they take nothing else. */
+	{
+		"a queue popped into the stack, the value read after",
+		{
+			MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -8),
+			LD_MAP(1, M_QUEUE), CALL(BPF_FUNC_map_pop_elem),
+			LDX(BPF_DW, 0, 10, -8),
+			ALU64_IMM(BPF_AND, 0, 3),
+			EXIT,
+		},
+		ACCEPT, NULL, C(1, 1, 0, 0),
+		.runs = { RUN(64, -1, 0, 0, 0x5a & 3) },
+	},
+	{
+		"a queue popped into 4 bytes of stack",
+		{
+			MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
+			LD_MAP(1, M_QUEUE), CALL(BPF_FUNC_map_pop_elem),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		REJECT, "R2 (fp) is not 8 writable bytes of a value for "
+			"map_pop_elem",
+	},
+	{
+		"a queue popped into read-only data",
+		{
+			LOOKUP0(M_RODATA),
+			JMP_IMM(BPF_JEQ, 0, 0, 4),
+			MOV64_REG(2, 0),
+			LD_MAP(1, M_QUEUE), CALL(BPF_FUNC_map_pop_elem),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		REJECT, "writable bytes of a value for map_pop_elem",
+	},
+	{
+		"a queue looked up",
+		{
+			LOOKUP0(M_QUEUE),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		REJECT, "map_lookup_elem on map q (type 22): push, pop and peek "
+			"take a queue or a stack",
+	},
+	{
+		"an array pushed into",
+		{
+			ST(BPF_DW, 10, -16, 0),
+			MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -16),
+			LD_MAP(1, M_ARR), MOV64_IMM(3, 0),
+			CALL(BPF_FUNC_map_push_elem),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT,
+		},
+		REJECT, "map_push_elem on map arr (type 2): push, pop and peek "
+			"take a queue or a stack",
 	},
 	/* bpf_ringbuf_reserve: a record of a known size, proven against
 	 * it; submit takes its start. */
@@ -1304,7 +1383,7 @@ static const struct tcase cases[] = {
 	{
 		"lddw of a map the program does not have",
 		{ LD_MAP(1, NMAPS), MOV64_IMM(0, 0), EXIT },
-		REJECT, "map index 6: the program has 6 maps",
+		REJECT, "map index 7: the program has 7 maps",
 	},
 	{
 		"direct value access to an array of four",

@@ -1204,6 +1204,60 @@ static unsigned int slots_diff(const char *oname, const char *where,
 	return 0;
 }
 
+/*
+ * A queue's or a stack's values, in the order pops give them: both sides
+ * popped empty, compared, and pushed back (a stack in reverse) so the
+ * next packet finds them as they were.
+ */
+#define QS_CMP_MAX	64
+
+static unsigned int qs_diff(const char *oname, const char *where,
+			    struct uxdp_bpf_map *m, int fd)
+{
+	uint32_t vs = uxdp_bpf_map_value_size(m), nk = 0, nu = 0, i;
+	bool stack = uxdp_bpf_map_type(m) == BPF_MAP_TYPE_STACK;
+	uint8_t *kv = calloc(QS_CMP_MAX, vs), *uv = calloc(QS_CMP_MAX, vs);
+	unsigned int bad = 0;
+
+	assert_true(kv && uv);
+	while (nk < QS_CMP_MAX &&
+	       !bpf_map_lookup_and_delete_elem(fd, NULL, kv + nk * vs))
+		nk++;
+	while (nu < QS_CMP_MAX &&
+	       !uxdp_bpf_map_lookup_and_delete(m, NULL, uv + nu * vs, 0))
+		nu++;
+	if (nk != nu) {
+		printf("DIFFERENCE %s %s: map %s: the kernel's holds %u "
+		       "values, uxdp's %u\n", oname, where,
+		       uxdp_bpf_map_name(m), nk, nu);
+		bad++;
+	} else {
+		for (i = 0; i < nk; i++)
+			if (memcmp(kv + i * vs, uv + i * vs, vs)) {
+				printf("DIFFERENCE %s %s: map %s: pop %u "
+				       "differs\n", oname, where,
+				       uxdp_bpf_map_name(m), i);
+				bad++;
+				break;
+			}
+	}
+	for (i = 0; i < nk; i++) {
+		uint32_t j = stack ? nk - 1 - i : i;
+
+		assert_int_equal(bpf_map_update_elem(fd, NULL, kv + j * vs,
+						     BPF_ANY), 0);
+	}
+	for (i = 0; i < nu; i++) {
+		uint32_t j = stack ? nu - 1 - i : i;
+
+		assert_int_equal(uxdp_bpf_map_update(m, NULL, uv + j * vs,
+						     BPF_ANY), 0);
+	}
+	free(kv);
+	free(uv);
+	return bad;
+}
+
 static unsigned int maps_diff(const char *oname, const char *where,
 			      struct bpf_object *kobj,
 			      const struct uxdp_bpf_object *uobj)
@@ -1228,7 +1282,8 @@ static unsigned int maps_diff(const char *oname, const char *where,
 		    type != BPF_MAP_TYPE_PROG_ARRAY &&
 		    type != BPF_MAP_TYPE_LPM_TRIE &&
 		    type != BPF_MAP_TYPE_ARRAY_OF_MAPS &&
-		    type != BPF_MAP_TYPE_HASH_OF_MAPS)
+		    type != BPF_MAP_TYPE_HASH_OF_MAPS &&
+		    type != BPF_MAP_TYPE_QUEUE && type != BPF_MAP_TYPE_STACK)
 			continue;
 		km = bpf_object__find_map_by_name(kobj, name);
 		fd = km ? bpf_map__fd(km) : -1;
@@ -1244,6 +1299,11 @@ static unsigned int maps_diff(const char *oname, const char *where,
 		}
 		if (type == BPF_MAP_TYPE_LPM_TRIE) {
 			bad += trie_diff(oname, where, m, fd);
+			continue;
+		}
+		if (type == BPF_MAP_TYPE_QUEUE || type == BPF_MAP_TYPE_STACK) {
+			bad += qs_diff(oname, where, (struct uxdp_bpf_map *)m,
+				       fd);
 			continue;
 		}
 		if (type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||

@@ -521,7 +521,7 @@ static void test_array_definitions(void **state)
 		{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1, BPF_F_MMAPABLE, -EINVAL },
 		{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, 32769, 1, 0, -E2BIG },
 		{ BPF_MAP_TYPE_ARRAY, 4, 1U << 20, 1U << 20, 0, -E2BIG },
-		{ BPF_MAP_TYPE_QUEUE, 0, 8, 1, 0, -EOPNOTSUPP },
+		{ BPF_MAP_TYPE_CPUMAP, 4, 8, 1, 0, -EOPNOTSUPP },
 	};
 	size_t i;
 
@@ -796,8 +796,8 @@ static void test_refusals(void **state)
 	} r[] = {
 		{ "refuse_fib", -EOPNOTSUPP, { "prog refuse_fib: "
 		  "insn ", "helper bpf_fib_lookup (69)", "issue 15 brings it" } },
-		{ "refuse_queue", -EOPNOTSUPP, { "prog refuse_queue: insn ",
-		  "map flows (type queue)", "not supported yet" } },
+		{ "refuse_cpumap", -EOPNOTSUPP, { "prog refuse_cpumap: insn ",
+		  "map cpus (type cpumap)", "not supported yet" } },
 		{ "refuse_socket", -EOPNOTSUPP, { "prog refuse_socket: insn ",
 		  "helper bpf_sk_lookup_tcp (84)", "kernel state" } },
 		{ "refuse_nonxdp", -EOPNOTSUPP, { "prog refuse_nonxdp: insn 0 "

@@ -141,7 +141,7 @@ while IFS="$t_tab" read -r p why <&3; do
 	expect 1 "$dir/$p\.o: 1 of 1 XDP program refused" check "$dir/$p.o"
 	out_has "^$p: refused: prog $p: insn [0-9]+ \(.*\): $why" "check $p.o"
 done 3<<'LIST'
-refuse_queue	map flows \(type queue\): not supported
+refuse_cpumap	map cpus \(type cpumap\): not supported
 refuse_fib	helper bpf_fib_lookup \(69\): not supported
 refuse_nonxdp	helper bpf_get_current_pid_tgid \(14\): not callable from XDP
 refuse_kfunc	calls kfunc bpf_xdp_metadata_rx_timestamp
@@ -222,11 +222,11 @@ json_ok "$tmp/out" "dump --json --engine interp drop.o" \
 	'G["xdp_drop"]["engine"] == "interp" and G["xdp_drop"]["jit_size"] == 0' \
 	'G["xdp_drop"]["insns"] == 2 and G["xdp_drop"]["accesses"] == 0'
 # A refused program is shown with its reason; dump itself succeeds.
-expect 0 "" dump --json "$dir/refuse_queue.o"
-json_ok "$tmp/out" "dump --json refuse_queue.o" \
-	'not G["refuse_queue"]["loaded"]' \
-	'"map flows (type queue)" in G["refuse_queue"]["refused"]' \
-	't["maps"][0]["type"] == "queue" and t["maps"][0]["max_entries"] == 16'
+expect 0 "" dump --json "$dir/refuse_cpumap.o"
+json_ok "$tmp/out" "dump --json refuse_cpumap.o" \
+	'not G["refuse_cpumap"]["loaded"]' \
+	'"map cpus (type cpumap)" in G["refuse_cpumap"]["refused"]' \
+	't["maps"][0]["type"] == "cpumap" and t["maps"][0]["max_entries"] == 4'
 expect 0 "" dump "$dir/sections.o"
 out_has "^program sec_tc: section tc, sched_cls$" "dump sections.o"
 out_has "^  not XDP: not loaded$" "dump sections.o"
@@ -295,8 +295,8 @@ expect 1 "no program 'nosuch' in .*drop\.o; its XDP programs: xdp_drop$" \
 	test "$dir/drop.o:nosuch" --packet "$arp"
 expect 1 "program 'sec_tc' \(section 'tc'\) is not an XDP program" \
 	test "$dir/sections.o:sec_tc" --packet "$arp"
-expect 1 "refuse_queue\.o: prog refuse_queue: insn [0-9]+ .*type queue" \
-	test "$dir/refuse_queue.o" --packet "$arp"
+expect 1 "refuse_cpumap\.o: prog refuse_cpumap: insn [0-9]+ .*type cpumap" \
+	test "$dir/refuse_cpumap.o" --packet "$arp"
 expect 1 "nosuch\.o: No such file or directory" test "$tmp/nosuch.o" \
 	--packet "$arp"
 # An old-style section name ("xdp_prog"), loaded as XDP.
@@ -522,8 +522,8 @@ expect 2 "--engine: only with --prog FILE\.o" --engine interp null:a
 expect 2 "FILE\.o:NAME with no NAME" --prog "$dir/drop.o:" null:a
 expect 1 "^uxdp-xsk: --prog .*drop\.o:x: no program 'x' in .*; its XDP programs: xdp_drop$" \
 	--prog "$dir/drop.o:x" null:a
-expect 1 "^uxdp-xsk: --prog .*refuse_queue\.o: prog refuse_queue: insn" \
-	--prog "$dir/refuse_queue.o" null:a
+expect 1 "^uxdp-xsk: --prog .*refuse_cpumap\.o: prog refuse_cpumap: insn" \
+	--prog "$dir/refuse_cpumap.o" null:a
 expect 0 "" --help
 grep -q -e "--prog FILE.o\[:NAME\]" "$tmp/out" ||
 	fail "uxdp-xsk --help lacks --prog"

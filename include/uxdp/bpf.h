@@ -347,6 +347,18 @@ int uxdp_bpf_map_get_next_key(const struct uxdp_bpf_map *map,
 			      const void *key, void *next_key);
 
 /*
+ * Queues and stacks (BPF_MAP_TYPE_QUEUE, _STACK) have no keys: @key is
+ * NULL (a key is -EINVAL). update pushes (BPF_ANY; BPF_EXIST into a full
+ * map drops the oldest value; full without it -E2BIG; BPF_NOEXIST or
+ * other flags -EINVAL), lookup peeks, lookup_and_delete pops (flags 0);
+ * a peek or pop of an empty map is -ENOENT. delete and get_next_key are
+ * -EINVAL. lookup_and_delete of other types is -EOPNOTSUPP (the kernel
+ * has it for hashes too; uxdp not yet).
+ */
+int uxdp_bpf_map_lookup_and_delete(struct uxdp_bpf_map *map, const void *key,
+				   void *value, uint64_t flags);
+
+/*
  * A map of no object (the kernel's bpf_map_create): to put in an of-map,
  * or for a control plane's own use; close it with uxdp_bpf_map_close().
  * The definition is checked as an object's map's (the kernel's errors);

@@ -229,6 +229,8 @@ enum uxdp_bpf_arg {
 	UXDP_BPF_ARG_MAP,		/* a map (lddw src 5) */
 	UXDP_BPF_ARG_KEY,		/* key_size readable bytes */
 	UXDP_BPF_ARG_VALUE,		/* value_size readable bytes */
+	UXDP_BPF_ARG_VALUE_WR,		/* value_size writable bytes (may be
+					 * uninitialised: the helper fills) */
 	UXDP_BPF_ARG_MEM,		/* readable, size in the next argument */
 	UXDP_BPF_ARG_MEM_WR,		/* writable, size in the next argument */
 	UXDP_BPF_ARG_SIZE,		/* the size of the one before */
@@ -684,6 +686,19 @@ struct uxdp_bpf_map_ops {
 	 * target set for the poll. */
 	uint32_t (*map_redirect)(struct uxdp_bpf_map *map, uint32_t key,
 				 uint64_t flags);
+
+	/* Queues and stacks (map_queue.c): the helpers bpf_map_push_elem,
+	 * _pop_elem and _peek_elem, with the kernel's results. */
+	long (*map_push_elem)(struct uxdp_bpf_map *map, const void *value,
+			      uint64_t flags);
+	long (*map_pop_elem)(struct uxdp_bpf_map *map, void *value);
+	long (*map_peek_elem)(struct uxdp_bpf_map *map, void *value);
+
+	/* Optional: the control plane's lookup_and_delete (the kernel's
+	 * BPF_MAP_LOOKUP_AND_DELETE_ELEM); NULL: -EOPNOTSUPP. */
+	int (*map_lookup_and_delete)(struct uxdp_bpf_map *map,
+				     const void *key, void *value,
+				     uint64_t flags);
 };
 #define UXDP_BPF_GEN_LOOKUP_MAX	16
 
@@ -754,6 +769,39 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_devmap_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_xskmap_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_perf_event_array_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_ringbuf_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_queue_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_stack_ops;
+
+/*
+ * A map's own lock for what cannot go without one (a ring buffer's
+ * reserve, a queue's head and tail): the kernel's raw spin lock, held
+ * for a copy. Unlike the kernel's, its holder can be preempted: a waiter
+ * spins a while, then yields the CPU to it rather than burn its slice.
+ */
+struct uxdp_bpf_spinlock {
+	uint32_t v;
+};
+
+static inline void uxdp_bpf_spin_init(struct uxdp_bpf_spinlock *l)
+{
+	l->v = 0;
+}
+
+void uxdp_bpf_spin_lock_slow(struct uxdp_bpf_spinlock *l);
+
+static inline void uxdp_bpf_spin_lock(struct uxdp_bpf_spinlock *l)
+{
+	/* Acquire: what the last holder wrote under the lock is seen. */
+	if (__builtin_expect(__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE),
+			     0))
+		uxdp_bpf_spin_lock_slow(l);
+}
+
+static inline void uxdp_bpf_spin_unlock(struct uxdp_bpf_spinlock *l)
+{
+	/* Release: what this holder wrote is seen by the next. */
+	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
+}
 
 /* bpf_ringbuf_output and bpf_ringbuf_query (map_ringbuf.c), the kernel's
  * results: output 0, -EINVAL (flags), -EAGAIN (no room). */

@@ -2450,6 +2450,18 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 				   "only them", name, map_name(e, map),
 				   e->b->maps[map].type))
 				return -EINVAL;
+			/* Push, pop and peek take a queue or a stack, and
+			 * those take only them. */
+			if ((id == BPF_FUNC_map_push_elem ||
+			     id == BPF_FUNC_map_pop_elem ||
+			     id == BPF_FUNC_map_peek_elem) !=
+			    (e->b->maps[map].type == BPF_MAP_TYPE_QUEUE ||
+			     e->b->maps[map].type == BPF_MAP_TYPE_STACK) &&
+			    REFUSE(e, i, "%s on map %s (type %u): push, pop "
+				   "and peek take a queue or a stack, and those "
+				   "take only them", name, map_name(e, map),
+				   e->b->maps[map].type))
+				return -EINVAL;
 			if (id != BPF_FUNC_tail_call &&
 			    e->b->maps[map].type == BPF_MAP_TYPE_PROG_ARRAY &&
 			    REFUSE(e, i, "%s on map %s, a prog_array: only "
@@ -2459,6 +2471,9 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 			break;
 		case UXDP_BPF_ARG_KEY:
 		case UXDP_BPF_ARG_VALUE:
+		case UXDP_BPF_ARG_VALUE_WR: {
+			bool wr = kind == UXDP_BPF_ARG_VALUE_WR;
+
 			if (map == -1)
 				return internal(e, i, "%s: a key or value "
 						"before its map", name);
@@ -2467,16 +2482,20 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 			n = kind == UXDP_BPF_ARG_KEY ?
 			    e->b->maps[map].key_size :
 			    e->b->maps[map].value_size;
-			if (!proven(e, r, 0, n, false) &&
-			    REFUSE(e, i, "R%u (%s) is not %llu readable bytes "
+			if (!proven(e, r, 0, n, wr) &&
+			    REFUSE(e, i, "R%u (%s) is not %llu %s bytes "
 				   "of a %s for %s", a + 1,
 				   type_names[r->type], (unsigned long long)n,
+				   wr ? "writable" : "readable",
 				   kind == UXDP_BPF_ARG_KEY ? "key" : "value",
 				   name))
 				return -EINVAL;
 			if (kind == UXDP_BPF_ARG_KEY)
 				key_known = stack_known(w, r, n, &key);
+			if (wr)
+				stack_written(w, r, 0, n);
 			break;
+		}
 		case UXDP_BPF_ARG_MEM:
 		case UXDP_BPF_ARG_MEM_WR:
 			if (a == 4 || h->args[a + 1] != UXDP_BPF_ARG_SIZE)

@@ -70,6 +70,39 @@ static uint64_t h_map_delete_elem(uint64_t r1, uint64_t r2, uint64_t r3,
 	return (uint64_t)map->ops->map_delete_elem(map, ptr(r2));
 }
 
+/* Queues and stacks (map_queue.c): the safety pass let only them through,
+ * with value_size bytes at r2 to read (push) or write (pop, peek). */
+static uint64_t h_map_push_elem(uint64_t r1, uint64_t r2, uint64_t r3,
+				uint64_t r4, uint64_t r5)
+{
+	struct uxdp_bpf_map *map = ptr(r1);
+
+	(void)r4, (void)r5;
+	if (unlikely(map->map_flags & BPF_F_RDONLY_PROG))
+		return (uint64_t)-EPERM;
+	return (uint64_t)map->ops->map_push_elem(map, ptr(r2), r3);
+}
+
+static uint64_t h_map_pop_elem(uint64_t r1, uint64_t r2, uint64_t r3,
+			       uint64_t r4, uint64_t r5)
+{
+	struct uxdp_bpf_map *map = ptr(r1);
+
+	(void)r3, (void)r4, (void)r5;
+	if (unlikely(map->map_flags & BPF_F_RDONLY_PROG))
+		return (uint64_t)-EPERM;
+	return (uint64_t)map->ops->map_pop_elem(map, ptr(r2));
+}
+
+static uint64_t h_map_peek_elem(uint64_t r1, uint64_t r2, uint64_t r3,
+				uint64_t r4, uint64_t r5)
+{
+	struct uxdp_bpf_map *map = ptr(r1);
+
+	(void)r3, (void)r4, (void)r5;
+	return (uint64_t)map->ops->map_peek_elem(map, ptr(r2));
+}
+
 /* ---- time, random numbers, the CPU --------------------------------------- */
 
 static uint64_t clock_ns(clockid_t clk)
@@ -678,6 +711,9 @@ static const struct uxdp_bpf_helper helpers[] = {
 	HELPER(map_update_elem, map_update_elem, INT,
 	       A(MAP), A(KEY), A(VALUE), A(ANY)),
 	HELPER(map_delete_elem, map_delete_elem, INT, A(MAP), A(KEY)),
+	HELPER(map_push_elem, map_push_elem, INT, A(MAP), A(VALUE), A(ANY)),
+	HELPER(map_pop_elem, map_pop_elem, INT, A(MAP), A(VALUE_WR)),
+	HELPER(map_peek_elem, map_peek_elem, INT, A(MAP), A(VALUE_WR)),
 	HELPER(ktime_get_ns, ktime_get_ns, INT, A(NONE)),
 	/* As the kernel's proto: the arguments after the format are not
 	 * checked (the format says how many it reads; a pointer among them
@@ -743,8 +779,7 @@ const char *uxdp_bpf_helper_name(uint32_t id, char *buf, size_t len)
 /* What the kernel lets XDP programs call that uxdp brings in part 2. */
 static const uint16_t part2_ids[] = {
 	BPF_FUNC_get_numa_node_id,
-	BPF_FUNC_fib_lookup, BPF_FUNC_map_push_elem, BPF_FUNC_map_pop_elem,
-	BPF_FUNC_map_peek_elem, BPF_FUNC_spin_lock, BPF_FUNC_spin_unlock,
+	BPF_FUNC_fib_lookup, BPF_FUNC_spin_lock, BPF_FUNC_spin_unlock,
 	BPF_FUNC_jiffies64, BPF_FUNC_xdp_output,
 	BPF_FUNC_check_mtu, BPF_FUNC_for_each_map_elem, BPF_FUNC_snprintf,
 	BPF_FUNC_timer_init, BPF_FUNC_timer_set_callback,

@@ -8,6 +8,7 @@
 #include "../internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -89,7 +90,7 @@ int uxdp_bpf_map_create(struct uxdp_bpf_map *map)
 				 "yet (uxdp has array, percpu_array, the "
 				 "four hashes, prog_array, lpm_trie, the "
 				 "of-maps, devmap, xskmap, perf_event_array, "
-				 "ringbuf and global data)", map->name,
+				 "ringbuf, queue, stack and global data)", map->name,
 				 uxdp_bpf_map_type_str(map->type, tb,
 						       sizeof(tb)));
 	/* BPF_F_RDONLY_PROG with BPF_F_WRONLY_PROG, or the same for the
@@ -310,6 +311,25 @@ int uxdp_bpf_rcu_prepare(const char *map)
 	return 0;
 }
 
+/* ---- maps' own locks (bpf_internal.h) ---------------------------------------- */
+
+void uxdp_bpf_spin_lock_slow(struct uxdp_bpf_spinlock *l)
+{
+	unsigned int spins = 0;
+
+	do {
+		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED)) {
+			/* ~100 ns a pause: a holder that runs is done
+			 * within the first few; one that does not is off
+			 * its CPU, and may need this one. */
+			if (++spins < 256)
+				__builtin_ia32_pause();
+			else
+				sched_yield();
+		}
+	} while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE));
+}
+
 /* ---- the control plane ----------------------------------------------------- */
 
 static int map_usable(const struct uxdp_bpf_map *map, const char *op)
@@ -341,6 +361,23 @@ static int map_readable(const struct uxdp_bpf_map *map, const char *op)
 	return 0;
 }
 
+/* A map with keys takes one; a queue or a stack (key_size 0) takes none
+ * (the kernel's __bpf_copy_key: a key for a keyless map is -EINVAL). */
+static int map_key_arg(const struct uxdp_bpf_map *map, const void *key,
+		       const void *value, const char *op)
+{
+	if (!value)
+		return uxdp_fail(EINVAL, "map %s: %s: NULL value", map->name,
+				 op);
+	if (map->key_size && !key)
+		return uxdp_fail(EINVAL, "map %s: %s: NULL key", map->name, op);
+	if (!map->key_size && key)
+		return uxdp_fail(EINVAL, "map %s: %s: a key for a map without "
+				 "keys (a queue or a stack: pass NULL)",
+				 map->name, op);
+	return 0;
+}
+
 /* No family of part 1 has values with a bpf_spin_lock. */
 static int map_lock_flag(const struct uxdp_bpf_map *map, uint64_t flags,
 			 const char *op)
@@ -369,9 +406,9 @@ UXDP_EXPORT int uxdp_bpf_map_lookup(const struct uxdp_bpf_map *map,
 	err = map_lock_flag(map, flags, "lookup");
 	if (err)
 		return err;
-	if (!key || !value)
-		return uxdp_fail(EINVAL, "map %s: lookup: NULL key or value",
-				 map->name);
+	err = map_key_arg(map, key, value, "lookup");
+	if (err)
+		return err;
 	return map->ops->map_lookup(map, key, value, flags);
 }
 
@@ -389,10 +426,36 @@ UXDP_EXPORT int uxdp_bpf_map_update(struct uxdp_bpf_map *map,
 		err = map_lock_flag(map, flags, "update");
 	if (err)
 		return err;
-	if (!key || !value)
-		return uxdp_fail(EINVAL, "map %s: update: NULL key or value",
-				 map->name);
+	err = map_key_arg(map, key, value, "update");
+	if (err)
+		return err;
 	return map->ops->map_update(map, key, value, flags);
+}
+
+UXDP_EXPORT int uxdp_bpf_map_lookup_and_delete(struct uxdp_bpf_map *map,
+					       const void *key, void *value,
+					       uint64_t flags)
+{
+	char tb[16];
+	int err;
+
+	uxdp_clear_err();
+	err = map_usable(map, "lookup_and_delete");
+	if (!err)
+		err = map_readable(map, "lookup_and_delete");
+	if (!err)
+		err = map_writable(map, "lookup_and_delete");
+	if (!err)
+		err = map_key_arg(map, key, value, "lookup_and_delete");
+	if (err)
+		return err;
+	if (!map->ops->map_lookup_and_delete)
+		return uxdp_fail(EOPNOTSUPP, "map %s: lookup_and_delete of a "
+				 "%s is not supported (uxdp has it for queues "
+				 "and stacks)", map->name,
+				 uxdp_bpf_map_type_str(map->type, tb,
+						       sizeof(tb)));
+	return map->ops->map_lookup_and_delete(map, key, value, flags);
 }
 
 UXDP_EXPORT int uxdp_bpf_map_delete(struct uxdp_bpf_map *map,

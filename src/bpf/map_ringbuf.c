@@ -58,7 +58,7 @@ struct rb_map {
 	/* The producers': under lock. */
 	uint64_t prod_pos __attribute__((aligned(UXDP_CACHE_LINE)));
 	uint64_t pend_pos;
-	uint32_t lock;
+	struct uxdp_bpf_spinlock lock;
 	/* Set at creation. */
 	uint8_t *data __attribute__((aligned(UXDP_CACHE_LINE)));
 	uint64_t mask;
@@ -190,14 +190,12 @@ const struct uxdp_bpf_map_ops uxdp_bpf_ringbuf_ops = {
 
 static void rb_lock(struct rb_map *rb)
 {
-	while (__atomic_exchange_n(&rb->lock, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&rb->lock, __ATOMIC_RELAXED))
-			__builtin_ia32_pause();
+	uxdp_bpf_spin_lock(&rb->lock);
 }
 
 static void rb_unlock(struct rb_map *rb)
 {
-	__atomic_store_n(&rb->lock, 0, __ATOMIC_RELEASE);
+	uxdp_bpf_spin_unlock(&rb->lock);
 }
 
 /* The kernel's __bpf_ringbuf_reserve: the record's data, or NULL. */

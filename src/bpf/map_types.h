@@ -10,8 +10,8 @@
  * type  BPF_MAP_TYPE_* (UAPI value)
  * name  libbpf's spelling (libbpf_bpf_map_type_str), for messages
  * ops   the family's struct uxdp_bpf_map_ops (map_<family>.c), or NULL for
- *       a type uxdp does not have (yet: issue 15 brings DEVMAP_HASH,
- *       CPUMAP, the queue and stack)
+ *       a type uxdp does not have (yet: issue 15 brings DEVMAP_HASH
+ *       and CPUMAP)
  *
  * Newer kernels' types beyond BPF_MAP_TYPE_USER_RINGBUF are spelled by
  * number ("type 33"): the UAPI header Debian 12 ships ends there.
@@ -42,8 +42,8 @@
 	X(BPF_MAP_TYPE_CGROUP_STORAGE,	"cgroup_storage", NULL)		\
 	X(BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, "reuseport_sockarray", NULL) \
 	X(BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE, "percpu_cgroup_storage", NULL) \
-	X(BPF_MAP_TYPE_QUEUE,		"queue",	NULL)		\
-	X(BPF_MAP_TYPE_STACK,		"stack",	NULL)		\
+	X(BPF_MAP_TYPE_QUEUE,		"queue",	&uxdp_bpf_queue_ops) \
+	X(BPF_MAP_TYPE_STACK,		"stack",	&uxdp_bpf_stack_ops) \
 	X(BPF_MAP_TYPE_SK_STORAGE,	"sk_storage",	NULL)		\
 	X(BPF_MAP_TYPE_DEVMAP_HASH,	"devmap_hash",	NULL)		\
 	X(BPF_MAP_TYPE_STRUCT_OPS,	"struct_ops",	NULL)		\

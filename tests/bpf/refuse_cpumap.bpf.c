@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Refused: a queue map (not in uxdp yet). */
+/* Refused: a cpumap (not in uxdp yet). */
 #include "corpus.h"
 
 struct {
-	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, 16);
-	__uint(key_size, 0);
-	__uint(value_size, sizeof(__u32));
-} flows SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+} cpus SEC(".maps");
 
 SEC("xdp")
-int refuse_queue(struct xdp_md *ctx)
+int refuse_cpumap(struct xdp_md *ctx)
 {
-	__u32 v = ctx->rx_queue_index;
-
-	return bpf_map_push_elem(&flows, &v, 0) ? XDP_DROP : XDP_PASS;
+	return bpf_redirect_map(&cpus, ctx->rx_queue_index, XDP_PASS);
 }
 
 LICENSE;

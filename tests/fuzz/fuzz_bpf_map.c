@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The bpf maps' operations against a model (src/bpf/map_hash.c; with
- * kind bit 2 map_lpm.c, against a brute-force list of prefixes): the
+ * kind bit 2 map_lpm.c, against a brute-force list of prefixes; with bit
+ * 3 map_queue.c, against a list): the
  * input picks a map (HASH, PERCPU_HASH or their LRU kinds, key and value sizes,
  * max_entries, flags that may be wrong), then a script of lookups, updates (any flags),
  * deletes and get_next_key calls from the control plane and from a
@@ -261,6 +262,125 @@ static int fuzz_lpm(struct fz *f, struct uxdp_xdp_cpu *cpu)
 	return 0;
 }
 
+/*
+ * Kind bit 3: a QUEUE or a STACK (map_queue.c) against a list, oldest
+ * first: pushes with any flags (BPF_EXIST into a full map drops the
+ * oldest), peeks and pops, from the control plane and the program's side,
+ * a key where none belongs. Empty: -ENOENT and a zeroed value.
+ */
+#define QS_MAX	24
+
+static int fuzz_qs(struct fz *f, struct uxdp_xdp_cpu *cpu)
+{
+	bool stack = fz_bit(f);
+	uint32_t vs = 1 + fz_pick(f, MAX_VALUE), max = 1 + fz_pick(f, QS_MAX);
+	/* got: one byte past the largest value, to see a write past it. */
+	uint8_t md[QS_MAX][MAX_VALUE], val[MAX_VALUE], got[MAX_VALUE + 1];
+	uint32_t n = 0, ops = 0, i;
+	struct uxdp_bpf_map *m;
+	int err;
+
+	m = uxdp_bpf_map_new("f", stack ? BPF_MAP_TYPE_STACK :
+			     BPF_MAP_TYPE_QUEUE, 0, vs, max, 0);
+	CHECK(m, "uxdp_bpf_map_new");
+	err = uxdp_bpf_map_create(m);
+	CHECK(!err, "queue create: %d: %s", err, uxdp_errmsg());
+	while (fz_more(f) && ops++ < 512) {
+		uint32_t op = fz_pick(f, 6);
+		uint64_t fl = fz_pick(f, 8) ? fz_pick(f, 3) : fz_u32(f);
+		bool prog = fz_bit(f);
+		int want;
+
+		switch (op) {
+		case 0:
+		case 1:		/* push */
+			for (i = 0; i < vs; i++)
+				val[i] = fz_u8(f);
+			if ((fl & BPF_NOEXIST) || fl > BPF_EXIST)
+				want = -EINVAL;
+			else if (n == max && !(fl & BPF_EXIST))
+				want = -E2BIG;
+			else
+				want = 0;
+			if (prog) {
+				xdp_rcu_lock(cpu);
+				err = (int)m->ops->map_push_elem(m, val, fl);
+				xdp_rcu_unlock(cpu);
+			} else {
+				err = uxdp_bpf_map_update(m, NULL, val, fl);
+			}
+			CHECK(err == want, "push flags 0x%llx with %u of %u: "
+			      "%d, want %d", (unsigned long long)fl, n, max,
+			      err, want);
+			if (!err) {
+				if (n == max)
+					memmove(md[0], md[1], --n * sizeof(md[0]));
+				memcpy(md[n++], val, vs);
+			}
+			break;
+		case 2:		/* peek */
+		case 3:		/* pop */
+			memset(got, 0xa5, sizeof(got));
+			if (prog)
+				err = (int)(op == 2 ? m->ops->map_peek_elem(m, got)
+					   : m->ops->map_pop_elem(m, got));
+			else
+				err = op == 2 ?
+				      uxdp_bpf_map_lookup(m, NULL, got, 0) :
+				      uxdp_bpf_map_lookup_and_delete(m, NULL,
+								     got, 0);
+			if (!n) {
+				CHECK(err == -ENOENT, "%s of empty: %d",
+				      op == 2 ? "peek" : "pop", err);
+				/* The program's side zeroes its buffer (the
+				 * control plane's is not copied out). */
+				for (i = 0; prog && i < vs; i++)
+					CHECK(!got[i], "empty: byte %u", i);
+				break;
+			}
+			CHECK(!err, "%s with %u: %d", op == 2 ? "peek" : "pop",
+			      n, err);
+			i = stack ? n - 1 : 0;
+			CHECK(!memcmp(got, md[i], vs), "%s: not the model's",
+			      op == 2 ? "peek" : "pop");
+			CHECK(got[vs] == 0xa5, "wrote past value_size");
+			if (op == 3) {
+				if (!stack)
+					memmove(md[0], md[1], (n - 1) *
+						sizeof(md[0]));
+				n--;
+			}
+			break;
+		case 4:		/* a key, for a map without: -EINVAL */
+			CHECK(uxdp_bpf_map_lookup(m, val, got, 0) == -EINVAL,
+			      "lookup with a key");
+			CHECK(uxdp_bpf_map_update(m, val, val, 0) == -EINVAL,
+			      "update with a key");
+			break;
+		default:	/* delete, get_next_key: -EINVAL */
+			CHECK(uxdp_bpf_map_delete(m, val) == -EINVAL,
+			      "delete");
+			CHECK(uxdp_bpf_map_get_next_key(m, NULL, got) ==
+			      -EINVAL, "get_next_key");
+			break;
+		}
+	}
+	/* What is left pops in the model's order, then -ENOENT. */
+	while (n) {
+		CHECK(!uxdp_bpf_map_lookup_and_delete(m, NULL, got, 0),
+		      "drain with %u", n);
+		i = stack ? n - 1 : 0;
+		CHECK(!memcmp(got, md[i], vs), "drain: not the model's");
+		if (!stack)
+			memmove(md[0], md[1], (n - 1) * sizeof(md[0]));
+		n--;
+	}
+	CHECK(uxdp_bpf_map_lookup_and_delete(m, NULL, got, 0) == -ENOENT,
+	      "drained, not empty");
+	uxdp_bpf_map_free(m);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f = { data, size };
@@ -283,6 +403,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!cpu)
 		return 0;
+	if (kind & 8)
+		return fuzz_qs(&f, cpu);
 	if (kind & 4)
 		return fuzz_lpm(&f, cpu);
 	me = percpu ? xdp_thread_index() % ncpu : 0;

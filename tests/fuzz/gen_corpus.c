@@ -1150,6 +1150,51 @@ static void gen_bpf_map_lpm(void)
 	put("bpf_map", "lpm-nested-full", &s);
 }
 
+/* A queue and a stack (kind bit 3): the hash's three size bytes unused,
+ * which, value size - 1, max_entries - 1; then operations: what (6
+ * kinds), a flags byte (non-zero: the next picks one of the three update
+ * flags), the side, and a push's value. Filled past full (with and
+ * without BPF_EXIST), peeked, popped, asked with a key. */
+static void qs_op(struct seed *s, unsigned op, unsigned fl, unsigned prog,
+		  unsigned vs, unsigned tag)
+{
+	unsigned i;
+
+	u8(s, op);
+	u8(s, 1);
+	u8(s, fl);
+	u8(s, prog);
+	if (op <= 1)
+		for (i = 0; i < vs; i++)
+			u8(s, tag + i);
+}
+
+static void gen_bpf_map_qs(void)
+{
+	unsigned t, k;
+
+	for (t = 0; t < 2; t++) {
+		struct seed s = { .n = 0 };
+
+		u8(&s, 8);
+		u8(&s, 0);
+		u8(&s, 0);
+		u8(&s, 0);
+		u8(&s, t);	/* 0 queue, 1 stack */
+		u8(&s, 7);	/* 8-byte values */
+		u8(&s, 3);	/* 4 entries */
+		for (k = 0; k < 6; k++)
+			qs_op(&s, k & 1, k < 5 ? 0 : 2, k & 1, 8, 0x10 * k);
+		qs_op(&s, 0, 2, 1, 8, 0x70);	/* BPF_EXIST: the oldest goes */
+		qs_op(&s, 2, 0, 0, 8, 0);
+		qs_op(&s, 3, 0, 1, 8, 0);
+		qs_op(&s, 3, 0, 0, 8, 0);
+		qs_op(&s, 4, 0, 0, 8, 0);
+		qs_op(&s, 5, 0, 0, 8, 0);
+		put("bpf_map", t ? "stack-full-exist" : "queue-full-exist", &s);
+	}
+}
+
 static void gen_bpf_map(void)
 {
 	static const struct {
@@ -1190,6 +1235,7 @@ static void gen_bpf_map(void)
 		put("bpf_map", maps[i].name, &s);
 	}
 	gen_bpf_map_lpm();
+	gen_bpf_map_qs();
 }
 
 int main(int argc, char **argv)
