@@ -209,10 +209,15 @@ static void *rb_reserve(struct rb_map *rb, uint64_t size)
 	len = round8(size + RB_HDR);
 	if (len > rb->mask + 1)
 		return NULL;
-	/* Acquire: the consumer read the records before this position
-	 * before it stored it. */
-	cons = __atomic_load_n(&rb->cons_pos, __ATOMIC_ACQUIRE);
 	rb_lock(rb);
+	/* Acquire: the consumer read the records before this position
+	 * before it stored it. Read under the lock, not before it as the
+	 * kernel does: a waiter here may sleep (the lock yields to a
+	 * preempted holder), and a position read before that sleep is far
+	 * behind the producer's after it, a full ring that is not (a
+	 * spurious -EAGAIN test_bpf_ringbuf's ping-pong found under TSan,
+	 * 4 runs in 27). */
+	cons = __atomic_load_n(&rb->cons_pos, __ATOMIC_ACQUIRE);
 	prod = rb->prod_pos;
 	/* Past the records written since (BUSY clear): the oldest still
 	 * being written bounds the producer as the consumer does. */
