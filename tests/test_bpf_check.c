@@ -1100,7 +1100,7 @@ static const struct tcase cases[] = {
 			CALL(BPF_FUNC_redirect_map),
 			EXIT,
 		},
-		REJECT, "redirect_map takes a devmap or an xskmap",
+		REJECT, "redirect_map takes a devmap, a devmap_hash or an xskmap",
 		.runs = { RUN(64, -1, 0, 0, 0) },
 	},
 	{

@@ -17,6 +17,8 @@
 #include "t_helpers.h"
 
 #include <linux/bpf.h>
+#include <pthread.h>
+
 #include <uxdp/bpf.h>
 #include <uxdp/null.h>
 #include <uxdp/uxdp.h>
@@ -181,6 +183,183 @@ static void test_devmap_datapath(void **state)
 	}
 }
 
+/* A poller against a writer swapping the entry in and out. */
+struct churn {
+	struct uxdp_dev *gen;
+	const bool *stop;
+	uint64_t packets;
+};
+
+static void *churn_poll(void *arg)
+{
+	struct churn *c = arg;
+
+	while (!__atomic_load_n(c->stop, __ATOMIC_ACQUIRE)) {
+		int got = uxdp_dev_poll(c->gen, 0, BUDGET);
+
+		assert_true(got >= 0);
+		c->packets += (uint64_t)got;
+	}
+	return NULL;
+}
+
+/* DEVMAP_HASH: keys of any value, the kernel's errors (ifindex 0 -EINVAL,
+ * a new key in a full map -E2BIG, delete of a missing key -ENOENT),
+ * get_next_key over every key once, a key whose device went away gone
+ * from lookups and iteration and its room taken by a new key, and a
+ * poller redirecting through a key that a writer deletes and puts back. */
+static void test_devmap_hash(void **state)
+{
+	(void)state;
+	for (int e = 0; e < 2; e++) {
+		char gn[16], sn[16], tn[16];
+		struct uxdp_dev *gen, *sink, *tmp;
+		struct uxdp_bpf_object *obj;
+		struct uxdp_bpf_map *dh;
+		uint32_t k = 0xdead0001, v[2] = { 0, 0 }, got[2], keys[3] = {
+			7, 0xffffffff, 4 }, seen = 0, nk, i;
+		struct moved m;
+
+		snprintf(gn, sizeof(gn), "hg%d.%d", e, getpid() % 1000);
+		snprintf(sn, sizeof(sn), "hs%d.%d", e, getpid() % 1000);
+		snprintf(tn, sizeof(tn), "ht%d.%d", e, getpid() % 1000);
+		gen = null_dev(gn, false);
+		sink = null_dev(sn, true);
+		tmp = null_dev(tn, true);
+		obj = open_obj(e ? UXDP_BPF_ENGINE_JIT : UXDP_BPF_ENGINE_INTERP,
+			       uxdp_dev_ifindex(sink));
+		dh = uxdp_bpf_object_find_map(obj, "devs_h");
+		assert_non_null(dh);
+		attach(gen, obj, "rdr_hash");
+
+		/* Empty: the fallback. */
+		m = polls(gen, sink, POLLS);
+		assert_int_equal(m.drop, m.packets);
+		assert_int_equal(uxdp_bpf_map_get_next_key(dh, NULL, &nk),
+				 -ENOENT);
+
+		/* The kernel's errors before anything goes in. */
+		v[0] = 0;
+		assert_int_equal(uxdp_bpf_map_update(dh, &k, v, BPF_ANY),
+				 -EINVAL);
+		v[0] = 0xfffffff;
+		assert_int_equal(uxdp_bpf_map_update(dh, &k, v, BPF_ANY),
+				 -EINVAL);
+		v[0] = uxdp_dev_ifindex(sink);
+		assert_int_equal(uxdp_bpf_map_update(dh, &k, v, 9), -EINVAL);
+		assert_int_equal(uxdp_bpf_map_delete(dh, &k), -ENOENT);
+		assert_int_equal(uxdp_bpf_map_lookup(dh, &k, got, 0), -ENOENT);
+
+		/* The sink under 0xdead0001: every packet sent. BPF_EXIST of
+		 * a key not there is fine (the kernel checks only
+		 * NOEXIST). */
+		assert_int_equal(uxdp_bpf_map_update(dh, &k, v, BPF_EXIST), 0);
+		assert_int_equal(uxdp_bpf_map_lookup(dh, &k, got, 0), 0);
+		assert_int_equal(got[0], v[0]);
+		m = polls(gen, sink, POLLS);
+		assert_true(m.packets > 0);
+		assert_int_equal(m.redirect, m.packets);
+		assert_int_equal(m.sent, m.packets);
+		assert_int_equal(uxdp_bpf_map_update(dh, &k, v, BPF_NOEXIST),
+				 -EEXIST);
+
+		/* Full: three more keys, then a fifth is -E2BIG. */
+		for (i = 0; i < 3; i++)
+			assert_int_equal(uxdp_bpf_map_update(dh, &keys[i], v,
+							     BPF_NOEXIST), 0);
+		nk = 12345;
+		assert_int_equal(uxdp_bpf_map_update(dh, &nk, v, BPF_ANY),
+				 -E2BIG);
+		/* Every key once, by get_next_key from NULL. */
+		for (int r = uxdp_bpf_map_get_next_key(dh, NULL, &nk); !r;
+		     r = uxdp_bpf_map_get_next_key(dh, &nk, &nk)) {
+			uint32_t bit = nk == k ? 1 : nk == keys[0] ? 2 :
+				       nk == keys[1] ? 4 : nk == keys[2] ? 8 :
+				       16;
+
+			assert_int_equal(seen & bit, 0);
+			seen |= bit;
+		}
+		assert_int_equal(seen, 15);
+
+		/* A key whose device goes: not found, not listed, and its
+		 * room goes to a new key. */
+		v[0] = uxdp_dev_ifindex(tmp);
+		assert_int_equal(uxdp_bpf_map_update(dh, &keys[1], v, BPF_ANY),
+				 0);
+		uxdp_dev_destroy(tmp);
+		assert_int_equal(uxdp_bpf_map_lookup(dh, &keys[1], got, 0),
+				 -ENOENT);
+		seen = 0;
+		for (int r = uxdp_bpf_map_get_next_key(dh, NULL, &nk); !r;
+		     r = uxdp_bpf_map_get_next_key(dh, &nk, &nk))
+			assert_int_not_equal(nk, keys[1]), seen++;
+		assert_int_equal(seen, 3);
+		v[0] = uxdp_dev_ifindex(sink);
+		nk = 12345;
+		assert_int_equal(uxdp_bpf_map_update(dh, &nk, v, BPF_ANY), 0);
+		assert_int_equal(uxdp_bpf_map_delete(dh, &keys[1]), -ENOENT);
+
+		/* Deleted: the fallback again. */
+		assert_int_equal(uxdp_bpf_map_delete(dh, &k), 0);
+		m = polls(gen, sink, POLLS);
+		assert_int_equal(m.drop, m.packets);
+
+		/* A poller while the key goes out and comes back: every
+		 * packet is redirected and sent, or dropped by the
+		 * fallback; nothing else. */
+		{
+			struct uxdp_rxq_stats r0, r1;
+			struct uxdp_txq_stats t0, t1;
+			bool stop = false;
+			struct churn c = { .gen = gen, .stop = &stop };
+			pthread_t th;
+
+			assert_int_equal(uxdp_dev_rxq_stats(gen, 0, &r0), 0);
+			assert_int_equal(uxdp_dev_txq_stats(sink, 0, &t0), 0);
+			assert_int_equal(pthread_create(&th, NULL, churn_poll,
+							&c), 0);
+			for (i = 0; i < 300; i++) {
+				assert_int_equal(uxdp_bpf_map_update(dh, &k, v,
+								     BPF_ANY), 0);
+				assert_int_equal(uxdp_bpf_map_delete(dh, &k),
+						 0);
+			}
+			__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
+			assert_int_equal(pthread_join(th, NULL), 0);
+			assert_int_equal(uxdp_dev_rxq_stats(gen, 0, &r1), 0);
+			assert_int_equal(uxdp_dev_txq_stats(sink, 0, &t1), 0);
+			if ((r1.redirect - r0.redirect) + (r1.drop - r0.drop) !=
+			    c.packets)
+				fail_msg("%llu packets: %llu redirected, %llu "
+					 "dropped, redirect_err %llu, no target "
+					 "%llu, miss %llu, frame_err %llu, "
+					 "aborted %llu",
+					 (unsigned long long)c.packets,
+					 (unsigned long long)(r1.redirect -
+							      r0.redirect),
+					 (unsigned long long)(r1.drop - r0.drop),
+					 (unsigned long long)(r1.redirect_err -
+							      r0.redirect_err),
+					 (unsigned long long)
+					 (r1.redirect_no_target -
+					  r0.redirect_no_target),
+					 (unsigned long long)(r1.redirect_miss -
+							      r0.redirect_miss),
+					 (unsigned long long)(r1.frame_err -
+							      r0.frame_err),
+					 (unsigned long long)(r1.aborted -
+							      r0.aborted));
+			assert_int_equal(r1.redirect - r0.redirect,
+					 t1.packets - t0.packets);
+			assert_int_equal(r1.aborted, r0.aborted);
+		}
+		uxdp_dev_destroy(gen);
+		uxdp_dev_destroy(sink);
+		uxdp_bpf_object_close(obj);
+	}
+}
+
 static void test_xskmap_control_plane(void **state)
 {
 	struct uxdp_bpf_object *obj = open_obj(UXDP_BPF_ENGINE_DEFAULT, 0);
@@ -216,6 +395,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_devmap_datapath),
 		cmocka_unit_test(test_xskmap_control_plane),
+		cmocka_unit_test(test_devmap_hash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

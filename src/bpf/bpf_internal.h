@@ -767,6 +767,7 @@ extern const struct uxdp_bpf_map_ops uxdp_bpf_array_of_maps_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_hash_of_maps_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_devmap_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_xskmap_ops;
+extern const struct uxdp_bpf_map_ops uxdp_bpf_devmap_hash_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_perf_event_array_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_ringbuf_ops;
 extern const struct uxdp_bpf_map_ops uxdp_bpf_queue_ops;

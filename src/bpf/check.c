@@ -2414,12 +2414,14 @@ static int do_helper(struct env *e, struct wstate *w, uint32_t i)
 			/* The kernel's check_map_func_compatibility. */
 			if ((id == BPF_FUNC_redirect_map) !=
 			    (e->b->maps[map].type == BPF_MAP_TYPE_DEVMAP ||
+			     e->b->maps[map].type ==
+			     BPF_MAP_TYPE_DEVMAP_HASH ||
 			     e->b->maps[map].type == BPF_MAP_TYPE_XSKMAP) &&
 			    (id == BPF_FUNC_redirect_map ||
 			     id != BPF_FUNC_map_lookup_elem) &&
 			    REFUSE(e, i, "%s on map %s (type %u): redirect_map "
-				   "takes a devmap or an xskmap, and those take "
-				   "only it and map_lookup_elem", name,
+				   "takes a devmap, a devmap_hash or an xskmap, "
+				   "and those take only it and map_lookup_elem", name,
 				   map_name(e, map), e->b->maps[map].type))
 				return -EINVAL;
 			if (id != BPF_FUNC_map_lookup_elem &&

@@ -72,7 +72,9 @@ static int kv_map(const char *prog, const struct uxdp_bpf_build_map *m,
 		o.map_flags |= BPF_F_RDONLY_PROG;
 	/* A redirect map is read-only to programs by the kernel's own
 	 * doing, which a user may not ask for. */
-	if (m->type == BPF_MAP_TYPE_DEVMAP || m->type == BPF_MAP_TYPE_XSKMAP)
+	if (m->type == BPF_MAP_TYPE_DEVMAP ||
+	    m->type == BPF_MAP_TYPE_DEVMAP_HASH ||
+	    m->type == BPF_MAP_TYPE_XSKMAP)
 		o.map_flags &= ~(uint32_t)BPF_F_RDONLY_PROG;
 	snprintf(kname, sizeof(kname), "%.15s", m->name);
 	for (char *c = kname; *c; c++)

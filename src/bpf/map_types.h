@@ -10,8 +10,7 @@
  * type  BPF_MAP_TYPE_* (UAPI value)
  * name  libbpf's spelling (libbpf_bpf_map_type_str), for messages
  * ops   the family's struct uxdp_bpf_map_ops (map_<family>.c), or NULL for
- *       a type uxdp does not have (yet: issue 15 brings DEVMAP_HASH
- *       and CPUMAP)
+ *       a type uxdp does not have (yet: issue 15 brings CPUMAP)
  *
  * Newer kernels' types beyond BPF_MAP_TYPE_USER_RINGBUF are spelled by
  * number ("type 33"): the UAPI header Debian 12 ships ends there.
@@ -45,7 +44,7 @@
 	X(BPF_MAP_TYPE_QUEUE,		"queue",	&uxdp_bpf_queue_ops) \
 	X(BPF_MAP_TYPE_STACK,		"stack",	&uxdp_bpf_stack_ops) \
 	X(BPF_MAP_TYPE_SK_STORAGE,	"sk_storage",	NULL)		\
-	X(BPF_MAP_TYPE_DEVMAP_HASH,	"devmap_hash",	NULL)		\
+	X(BPF_MAP_TYPE_DEVMAP_HASH,	"devmap_hash",	&uxdp_bpf_devmap_hash_ops) \
 	X(BPF_MAP_TYPE_STRUCT_OPS,	"struct_ops",	NULL)		\
 	X(BPF_MAP_TYPE_RINGBUF,		"ringbuf",	&uxdp_bpf_ringbuf_ops)		\
 	X(BPF_MAP_TYPE_INODE_STORAGE,	"inode_storage", NULL)		\

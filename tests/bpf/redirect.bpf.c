@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Redirects: bpf_redirect_map into a devmap and an xskmap, bpf_redirect
+ * Redirects: bpf_redirect_map into a devmap, a devmap_hash and an xskmap,
+ * bpf_redirect
  * by ifindex, their flags (a fallback verdict in the low bits, anything
  * else XDP_ABORTED), and a devmap lookup. test_bpf_kernel compares the
  * verdicts with the kernel's (maps empty: the fallbacks); test_bpf_redirect
@@ -21,6 +22,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } xsks SEC(".maps");
+
+/* Keyed by anything (kernel samples key it by ifindex). */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+} devs_h SEC(".maps");
 
 /* The device bpf_redirect sends to (set before load). */
 volatile const __u32 target_ifindex = 0;
@@ -86,6 +95,20 @@ int rdr_lookup(struct xdp_md *ctx)
 	if (!v)
 		return XDP_PASS;
 	return v->ifindex ? XDP_TX : XDP_DROP;
+}
+
+/* A devmap_hash by key 0xdead0001 (the fallback XDP_DROP), and its
+ * lookup: with the entry, the verdict says the entry's ifindex is set. */
+SEC("xdp")
+int rdr_hash(struct xdp_md *ctx)
+{
+	struct bpf_devmap_val *v;
+	__u32 k = 0xdead0001;
+
+	v = bpf_map_lookup_elem(&devs_h, &k);
+	if (v && !v->ifindex)
+		return XDP_ABORTED;
+	return bpf_redirect_map(&devs_h, k, XDP_DROP);
 }
 
 LICENSE;
