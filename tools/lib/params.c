@@ -305,6 +305,17 @@ static void set_value(struct tparams *p, const struct tparam *d,
 			tparams_fail(p, "--%s: empty value", d->name);
 		*(const char **)field = arg;
 		return;
+	case TPARAM_STRS: {
+		struct tparam_strs *l = (struct tparam_strs *)field;
+
+		if (!*arg)
+			tparams_fail(p, "--%s: empty value", d->name);
+		if (l->n == TPARAM_STRS_MAX)
+			tparams_fail(p, "--%s: at most %u of them", d->name,
+				     TPARAM_STRS_MAX);
+		l->v[l->n++] = arg;
+		return;
+	}
 	case TPARAM_HELP:
 		tparams_usage(p, stdout);
 		/* --help > /dev/full is a failure like any lost output. */

@@ -36,7 +36,17 @@ enum tparam_type {
 	 * milliseconds; min and max are in milliseconds too. */
 	TPARAM_MSEC,
 	TPARAM_STR,		/* const char *, pointing into argv */
+	/* Repeatable: each use appends one (struct tparam_strs), at most
+	 * TPARAM_STRS_MAX; the metavar row's help says it repeats. */
+	TPARAM_STRS,
 	TPARAM_HELP,		/* print the help text, exit 0 */
+};
+
+#define TPARAM_STRS_MAX	32
+
+struct tparam_strs {
+	const char *v[TPARAM_STRS_MAX];	/* into argv, in the order given */
+	unsigned int n;
 };
 
 struct tparam {
