@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config git
-      libcmocka-dev liburcu-dev libbpf-dev libxdp-dev libpcap-dev libdpdk-dev dpdk-dev
+      libcmocka-dev liburcu-dev libbpf-dev libxdp-dev libpcap-dev libjansson-dev libdpdk-dev dpdk-dev
       linux-libc-dev clang clang-19 libclang-rt-14-dev llvm iproute2 valgrind
       tshark gnuplot-nox"
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "bpfmaps.h"
 #include "bpfprog.h"
 #include "ports.h"
 #include "stats.h"
@@ -50,6 +51,7 @@ void tbpf_spec_parse(const struct tparams *p, const char *what,
 	out->file[len] = '\0';
 	out->name = name;
 	out->flags = 0;
+	out->maps = NULL;
 }
 
 static const char *const engine_names[] = {
@@ -158,6 +160,9 @@ static int try_load(const struct tbpf_spec *s, uint32_t engine, bool alone,
 	p = pick(out, s, why, len);
 	if (!p)
 		return -1;
+	/* A prog array seeded by name takes the object's other programs. */
+	if (tmap_seeds_progs(s->maps, out->obj))
+		alone = false;
 	/* Only this one: a sibling the loader would refuse does not stand
 	 * in its way. Programs of other types are never loaded. */
 	while (alone && (q = uxdp_bpf_object_next_program(out->obj, q)))
@@ -165,6 +170,8 @@ static int try_load(const struct tbpf_spec *s, uint32_t engine, bool alone,
 		    uxdp_bpf_program_type(q) == TBPF_PROG_TYPE_XDP &&
 		    uxdp_bpf_program_set_autoload(q, false))
 			goto fail;
+	if (s->maps && tmap_seed_global(s->maps, out->obj, why, len))
+		return -1;
 	err = uxdp_bpf_object_load(out->obj);
 	if (err) {
 		errno = -err;
@@ -173,6 +180,8 @@ static int try_load(const struct tbpf_spec *s, uint32_t engine, bool alone,
 	out->prog = uxdp_bpf_program_prog(p);
 	if (!out->prog)
 		goto fail;
+	if (s->maps && tmap_seed_maps(s->maps, out->obj, why, len))
+		return -1;
 	out->bprog = p;
 	out->name = uxdp_bpf_program_name(p);
 	return 0;

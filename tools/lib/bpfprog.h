@@ -21,6 +21,8 @@
 
 #include "params.h"
 
+struct tmap_opts;
+
 /* The kernel's BPF_PROG_TYPE_XDP (enum bpf_prog_type). */
 #define TBPF_PROG_TYPE_XDP	6
 
@@ -30,6 +32,8 @@ struct tbpf_spec {
 	char file[4096];
 	const char *name;	/* NULL: the object's first XDP program */
 	uint32_t flags;		/* the object's UXDP_BPF_F_* */
+	/* --map, --map-elem (bpfmaps.h): seeded at load; NULL: none. */
+	const struct tmap_opts *maps;
 };
 
 /*
@@ -73,7 +77,10 @@ struct tbpf_prog {
  * on stderr, "PROG: WHAT FILE[:NAME]: why": the file's open error, an
  * unknown name (with the names of the object's XDP programs), a program
  * that is not XDP, an object with no XDP program, or the loader's reason
- * for a refusal. @out is cleared first and safe to tbpf_close() after.
+ * for a refusal, or why a seed of @s->maps could not go in (then every
+ * program is loaded if one names a prog array, since its values are the
+ * object's programs). @out is cleared first and safe to tbpf_close()
+ * after.
  */
 int tbpf_load(const char *prog, const char *what, const struct tbpf_spec *s,
 	      uint32_t engine, struct tbpf_prog *out);
