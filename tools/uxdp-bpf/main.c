@@ -38,6 +38,7 @@
  * types' names: the library's, not exported, linked from its archive. */
 #include "bpf_internal.h"
 
+#include "bpfmaps.h"
 #include "bpfprog.h"
 #include "params.h"
 #include "pcapfile.h"
@@ -72,6 +73,9 @@ struct bpf_opts {
 	uint32_t repeat;
 	uint32_t ifindex;
 	uint32_t queue;
+	struct tparam_strs map_file;	/* --map NAME=FILE.json */
+	struct tparam_strs map_elem;	/* --map-elem NAME:KEY=VALUE */
+	struct tparam_strs dump_map;	/* --dump-map NAME[=FILE] */
 };
 
 #define OPT(name, key, type, field, mv, lo, hi, help) \
@@ -123,6 +127,12 @@ static const struct tparam test_defs[] = {
 	    "after the runs, every entry of the object's arrays that is not "
 	    "all zero (per-CPU ones summed over the threads), for a test of "
 	    "what the program counted"),
+	OPT("map", 0, TPARAM_STRS, map_file, "NAME=FILE.json", 0, 0,
+	    TMAP_HELP_MAP),
+	OPT("map-elem", 0, TPARAM_STRS, map_elem, "NAME:KEY=VALUE", 0, 0,
+	    TMAP_HELP_ELEM),
+	OPT("dump-map", 0, TPARAM_STRS, dump_map, "NAME[=FILE]", 0, 0,
+	    TMAP_HELP_DUMP),
 	OPT_KVERIFY,
 	OPT("ifindex", 0, TPARAM_U32, ifindex, "N", 0, UINT32_MAX,
 	    "the context's ingress_ifindex (default 0)"),
@@ -1076,6 +1086,7 @@ static int cmd_test(struct tool *t, struct bpf_opts *o, int argc,
 {
 	uint32_t engine = tbpf_engine_parse(&test_params, o->engine);
 	static struct test_run r;
+	static struct tmap_opts maps;
 	struct tbpf_spec spec;
 	int rc;
 
@@ -1090,6 +1101,9 @@ static int cmd_test(struct tool *t, struct bpf_opts *o, int argc,
 	tbpf_spec_parse(&test_params, "", argv[first], &spec);
 	if (o->kernel_verify)
 		spec.flags = UXDP_BPF_F_KERNEL_VERIFY;
+	tmap_opts_parse(&test_params, &o->map_file, &o->map_elem,
+			&o->dump_map, &maps);
+	spec.maps = &maps;
 	if (o->packet) {
 		/* Bad hex is bad usage: said before anything is loaded. */
 		static uint8_t probe[PKT_MAX];
@@ -1098,6 +1112,7 @@ static int cmd_test(struct tool *t, struct bpf_opts *o, int argc,
 	}
 	if (tbpf_load(PROG_NAME, "", &spec, engine, &r.lp)) {
 		tbpf_close(&r.lp);
+		tmap_opts_free(&maps);
 		return 1;
 	}
 	if (o->out) {
@@ -1106,6 +1121,7 @@ static int cmd_test(struct tool *t, struct bpf_opts *o, int argc,
 			tmsg(PROG_NAME, "--out %s: %s", o->out,
 			     strerror(errno));
 			tbpf_close(&r.lp);
+			tmap_opts_free(&maps);
 			return 1;
 		}
 	}
@@ -1123,7 +1139,11 @@ static int cmd_test(struct tool *t, struct bpf_opts *o, int argc,
 		     tbpf_verdict_name((uint32_t)r.expect));
 		rc = 1;
 	}
+	/* After the totals: what the runs left in the maps. */
+	if (tmap_dump_all(PROG_NAME, &maps, r.lp.obj, stdout, o->run.json))
+		rc = 1;
 	tbpf_close(&r.lp);
+	tmap_opts_free(&maps);
 	return rc;
 }
 

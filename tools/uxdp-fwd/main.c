@@ -30,6 +30,7 @@
  * below edit (--queues, --copy, ...). */
 #include <uxdp/driver.h>
 
+#include "bpfmaps.h"
 #include "bpfprog.h"
 #include "link.h"
 #include "params.h"
@@ -56,6 +57,7 @@ struct fwd_opts {
 	const char *prog;	/* built-in, FILE.so:NAME or FILE.o[:NAME] */
 	const char *prog_args;
 	const char *engine;	/* FILE.o only */
+	struct tparam_strs map_file, map_elem, dump_map;	/* FILE.o only */
 	struct tool_opts run;	/* count: packets received */
 	uint32_t threads;
 	const char *cpus;
@@ -81,6 +83,12 @@ static const struct tparam opt_defs[] = {
 	OPT("engine", 'e', TPARAM_STR, engine, "ENGINE", 0, 0,
 	    "a FILE.o program's engine: jit, interp, or default (the JIT "
 	    "where there is one, else the interpreter) (default default)"),
+	OPT("map", 0, TPARAM_STRS, map_file, "NAME=FILE.json", 0, 0,
+	    "a FILE.o program's map: " TMAP_HELP_MAP),
+	OPT("map-elem", 0, TPARAM_STRS, map_elem, "NAME:KEY=VALUE", 0, 0,
+	    "a FILE.o program's map: " TMAP_HELP_ELEM),
+	OPT("dump-map", 0, TPARAM_STRS, dump_map, "NAME[=FILE]", 0, 0,
+	    "a FILE.o program's map: " TMAP_HELP_DUMP),
 	TOOL_OPT_DURATION(struct fwd_opts, run),
 	OPT("count", 'c', TPARAM_U64, run.count, "N", 0, UINT64_MAX,
 	    "stop once the ports have received N packets in all, each "
@@ -342,6 +350,7 @@ struct fwd {
 	struct uxdp_prog *user;			/* loaded from prog_file */
 	struct tbpf_spec bpf_spec;		/* --prog FILE.o[:NAME] */
 	struct tbpf_prog bpf;			/* loaded from it */
+	struct tmap_opts maps;			/* --map, --dump-map */
 
 	struct port ports[MAX_PORTS];
 	unsigned int nports;
@@ -434,12 +443,20 @@ static void parse_prog(struct fwd *f)
 				     "takes no arguments");
 		/* Checked here: bad usage before any port opens. */
 		tbpf_engine_parse(&params, f->o.engine);
+		tmap_opts_parse(&params, &f->o.map_file, &f->o.map_elem,
+				&f->o.dump_map, &f->maps);
+		f->bpf_spec.maps = &f->maps;
 		f->prog_id = PROG_BPF;
 		return;
 	}
 	if (f->o.engine)
 		tparams_fail(&params, "--engine: only for an eBPF program "
 			     "(--prog FILE.o[:NAME])");
+	if (f->o.map_file.n || f->o.map_elem.n || f->o.dump_map.n)
+		tparams_fail(&params, "--%s: only for an eBPF program "
+			     "(--prog FILE.o[:NAME])",
+			     f->o.map_file.n ? "map" : f->o.map_elem.n ?
+			     "map-elem" : "dump-map");
 	for (i = 0; i < NBUILTIN; i++) {
 		if (!strcmp(spec, builtin_progs[i].name)) {
 			f->prog_id = (enum prog_id)i;
@@ -1676,7 +1693,14 @@ static int run_status(struct tool *t)
 {
 	struct fwd *f = fwd_of(t);
 
-	return pcap_errors(f) || f->link_gone;
+	int bad = pcap_errors(f) || f->link_gone;
+
+	/* The pollers are stopped: the maps are as the run left them. */
+	if (f->prog_id == PROG_BPF &&
+	    tmap_dump_all(PROG_NAME, &f->maps, f->bpf.obj, stdout,
+			  f->o.run.json))
+		bad = 1;
+	return bad;
 }
 
 static void teardown(struct tool *t)
@@ -1699,6 +1723,7 @@ static void teardown(struct tool *t)
 	if (f->user)
 		uxdp_prog_put(f->user);
 	tbpf_close(&f->bpf);
+	tmap_opts_free(&f->maps);
 	if (f->linkfd >= 0)
 		close(f->linkfd);
 }
