@@ -6,7 +6,7 @@
 #	tool_timeout	seconds a run may take before it is killed
 # Gives: $tmp (removed at exit), $bg_pid and $ns (a background process this
 # script started and a network namespace it made, both cleaned up at exit),
-# $failed, fail, run_tool, expect, json_ok, json_check_all,
+# $failed, fail, run_tool, expect, out_has, json_ok, json_check_all,
 # sanitizer_check and signal_stop.
 tmp=$(mktemp -d)
 bg_pid=
@@ -76,6 +76,12 @@ for i in range(1, n + 1):
 print("%d JSON outputs checked, %d failed" % (n, bad))
 sys.exit(1 if bad else 0)
 PY
+}
+
+# out_has PATTERN WHAT: the last run's stdout matches PATTERN (grep -E).
+out_has() {
+	grep -Eq -e "$1" "$tmp/out" ||
+		{ fail "$2: stdout lacks /$1/"; sed 's/^/  stdout: /' "$tmp/out"; }
 }
 
 # Nothing may hang the test: every run is bounded (killed after

@@ -42,12 +42,6 @@ fi
 bpf_checks='G = {p["name"]: p for p in t.get("programs", [])}
 K = [l for l in L if l.get("type") == "packet"]'
 
-# out_has PATTERN WHAT: the last run's stdout matches PATTERN (grep -E).
-out_has() {
-	grep -Eq -e "$1" "$tmp/out" ||
-		{ fail "$2: stdout lacks /$1/"; sed 's/^/  stdout: /' "$tmp/out"; }
-}
-
 # The packets: a UDP/IPv4 frame to port 53 from 02:..:01 to 02:..:02, one
 # that is not IP, and one whose first byte (0xff) sends oob_read past its
 # end.
