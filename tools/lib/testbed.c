@@ -1159,6 +1159,57 @@ struct tb_gen {
 	uint8_t frame[3500];
 };
 
+/*
+ * Whether this kernel runs live-frames test runs for us: once, with a
+ * program that drops the frame (so the probe sends nothing). Some kernels
+ * refuse them with EPERM even to root (a security policy, seen on a
+ * 6.18 VM kernel): that is a kernel that cannot, -EOPNOTSUPP, as one
+ * without BPF_F_TEST_XDP_LIVE_FRAMES (EINVAL), so callers skip, loudly,
+ * rather than fail. 0, -EOPNOTSUPP (with the reason), or another error
+ * of the probe itself (not cached).
+ */
+static bool tb_live_refused;	/* the probe found them refused */
+
+static int tb_live_frames_probe(void)
+{
+	static int known;	/* 0: not yet; 1: yes; -EOPNOTSUPP */
+	static char why[160];
+	uint8_t frame[64] = { 0 };
+	struct tb_xdp *x;
+	int err;
+
+	if (known > 0)
+		return 0;
+	if (known < 0)
+		return tb_fail(EOPNOTSUPP, "%s", why);
+	err = tb_xdp_make(TB_PROG_DROP, 0, false, &x);
+	if (err)
+		return err;
+	{
+		LIBBPF_OPTS(bpf_test_run_opts, tr, .data_in = frame,
+			    .data_size_in = sizeof(frame), .repeat = 1,
+			    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+
+		err = bpf_prog_test_run_opts(x->prog_fd, &tr);
+		err = err ? -errno : 0;
+	}
+	tb_xdp_free(x);
+	if (!err) {
+		known = 1;
+		return 0;
+	}
+	if (err != -EPERM && err != -EINVAL && err != -EOPNOTSUPP)
+		return tb_fail(-err, "testbed: live-frames probe: %s",
+			       strerror(-err));
+	snprintf(why, sizeof(why), "testbed: this kernel refuses "
+		 "BPF_F_TEST_XDP_LIVE_FRAMES test runs (%s%s)",
+		 strerror(-err), err == -EPERM ? ", even as root: a kernel "
+		 "or security policy" : ": too old?");
+	known = -EOPNOTSUPP;
+	tb_live_refused = true;
+	return tb_fail(EOPNOTSUPP, "%s", why);
+}
+
 int tb_gen_open(struct tb *tb, struct tb_ns *ns, const char *ifname,
 		const void *frame, size_t len, const struct tb_gen_opts *o,
 		struct tb_gen **out)
@@ -1190,6 +1241,9 @@ int tb_gen_open(struct tb *tb, struct tb_ns *ns, const char *ifname,
 	idx = tb_ifindex(ns, ifname);
 	if (idx < 0)
 		return idx;
+	err = tb_live_frames_probe();
+	if (err)
+		return err;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return tb_fail(ENOMEM, "testbed: out of memory");
@@ -1285,6 +1339,94 @@ void tb_gen_close(struct tb_gen *g)
 	free(g);
 }
 
+/*
+ * tb_gen_run() where the kernel refuses live frames: the same frames sent
+ * by an AF_PACKET socket on @ifname (out of it as skbs, so the peer's XDP
+ * program sees them as veth's generic path gives them), one send each,
+ * paced as asked. Slower (a system call a frame) but every frame the
+ * tests count still goes; a full transmit queue (ENOBUFS) is waited out,
+ * at most a second a frame, so nothing is silently short.
+ */
+static int tb_gen_run_pkt(struct tb_ns *ns, const char *ifname,
+			  const void *frame, size_t len, uint64_t count,
+			  const struct tb_gen_opts *o)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
+	uint64_t sent, t0 = tb_now_ns(), pps = o ? o->pps : 0;
+	int saved, fd, err = tb_ns_enter(ns, &saved), tries, one = 1;
+	bool pinned = false;
+	cpu_set_t old;
+
+	if (err)
+		return err;
+	/* Protocol 0: it only sends, nothing queues up to be read. */
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = tb_fail(errno, "testbed: AF_PACKET socket: %s",
+			      strerror(errno));
+		goto out;
+	}
+	sll.sll_ifindex = (int)if_nametoindex(ifname);
+	if (!sll.sll_ifindex ||
+	    bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		err = tb_fail(sll.sll_ifindex ? errno : ENODEV,
+			      "testbed: generator: AF_PACKET on %s in %s: %s",
+			      ifname, ns->name, sll.sll_ifindex ?
+			      strerror(errno) : "no such interface");
+		goto out_close;
+	}
+	/*
+	 * Which of the peer's queues a frame reaches: veth hands an skb to
+	 * the peer queue of its transmit queue, which without the qdisc
+	 * (PACKET_QDISC_BYPASS) and without XPS maps is the sending CPU
+	 * modulo the queues (packet_pick_tx_queue() records it, and
+	 * skb_tx_hash() takes it): pinned to @o->cpu, as the live frames'
+	 * generator, the frames go where they would have.
+	 */
+	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
+	if (o && o->cpu >= 0) {
+		cpu_set_t one_cpu;
+
+		CPU_ZERO(&one_cpu);
+		CPU_SET(o->cpu, &one_cpu);
+		if (sched_getaffinity(0, sizeof(old), &old) ||
+		    sched_setaffinity(0, sizeof(one_cpu), &one_cpu)) {
+			err = tb_fail(errno, "testbed: cannot run on CPU %d: "
+				      "%s", o->cpu, strerror(errno));
+			goto out_close;
+		}
+		pinned = true;
+	}
+	for (sent = 0; sent < count && !err; sent++) {
+		for (tries = 0;; tries++) {
+			if (send(fd, frame, len, 0) == (ssize_t)len)
+				break;
+			if ((errno != ENOBUFS && errno != EAGAIN) ||
+			    tries == 10000) {
+				err = tb_fail(errno, "testbed: generator: "
+					      "send on %s: %s", ifname,
+					      strerror(errno));
+				break;
+			}
+			usleep(100);
+		}
+		if (pps && !err) {
+			uint64_t due = t0 + (sent + 1) * 1000000000ULL / pps;
+			uint64_t now = tb_now_ns();
+
+			if (due > now + 1000000)	/* sleep a ms or more */
+				usleep((useconds_t)((due - now) / 1000));
+		}
+	}
+	if (pinned)
+		sched_setaffinity(0, sizeof(old), &old);
+out_close:
+	close(fd);
+out:
+	tb_ns_leave(saved);
+	return err;
+}
+
 int tb_gen_run(struct tb *tb, struct tb_ns *ns, const char *ifname,
 	       const void *frame, size_t len, uint64_t count,
 	       const struct tb_gen_opts *o)
@@ -1302,6 +1444,8 @@ int tb_gen_run(struct tb *tb, struct tb_ns *ns, const char *ifname,
 		go.drop = false;
 	}
 	err = tb_gen_open(tb, ns, ifname, frame, len, &go, &g);
+	if (err == -EOPNOTSUPP && tb_live_refused)
+		return tb_gen_run_pkt(ns, ifname, frame, len, count, &go);
 	if (err)
 		return err;
 	err = tb_gen_send(g, count);

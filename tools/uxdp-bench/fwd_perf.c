@@ -723,6 +723,12 @@ again:
 			  &go, &gen.g);
 	if (!err)
 		err = bench_spawn(&th, bench_env.cpu_a, gen_thread, &gen);
+	if (err && !gen.g && fwd_cannot(err)) {
+		/* No live frames here: a kernel that cannot, as below. */
+		bench_why("this kernel cannot run it: %s", tb_errmsg());
+		err = BENCH_UNAVAILABLE;
+		goto out_stop;
+	}
 	if (err) {
 		bench_why("generator: %s", gen.g ? strerror(-err) :
 			  tb_errmsg());
